@@ -1,0 +1,2 @@
+export { main, type Io } from "./main"
+export { renderPlan } from "./render"

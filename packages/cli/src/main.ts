@@ -1,0 +1,180 @@
+import { readFile } from "node:fs/promises"
+import { join, resolve } from "node:path"
+import { parseArgs } from "node:util"
+import {
+  loadPrompts,
+  parseConfigText,
+  planJson,
+  planReview,
+  ChangeReadError,
+  resolveConfig,
+  type ConfigResult,
+  type Logger,
+  type VcsProvider,
+} from "@opencode-reviewer/core"
+import { createLocalProvider, createPatchProvider } from "@opencode-reviewer/local"
+import { CliUsageError, exitCodeFor, formatError } from "./errors"
+import { commandHelp, mainHelp } from "./help"
+import { createLogger } from "./log"
+import { renderPlan } from "./render"
+import packageJson from "../package.json" with { type: "json" }
+
+/** The process boundary: everything main may touch of the outside world. */
+export interface Io {
+  argv: string[]
+  env: Record<string, string | undefined>
+  cwd: string
+  stdout: (text: string) => void
+  stderr: (text: string) => void
+  stdin: () => Promise<Uint8Array>
+}
+
+const commonOptions = {
+  repo: { type: "string" },
+  base: { type: "string" },
+  head: { type: "string" },
+  "working-tree": { type: "boolean" },
+  patch: { type: "string" },
+  title: { type: "string" },
+  "description-file": { type: "string" },
+  config: { type: "string" },
+  "work-dir": { type: "string" },
+  "output-dir": { type: "string" },
+  vcs: { type: "string" },
+  json: { type: "boolean" },
+  verbose: { type: "boolean", short: "v" },
+  help: { type: "boolean", short: "h" },
+} as const
+
+/** Runs the CLI and returns the exit code: 0 done, 1 could not be done, 2 decision at or above --fail-on. */
+export async function main(io: Io): Promise<number> {
+  const [command, ...rest] = io.argv
+  if (command === undefined || command === "help" || command === "--help" || command === "-h") {
+    io.stdout(mainHelp)
+    return command === undefined ? 1 : 0
+  }
+  if (command === "--version" || command === "-V") {
+    io.stdout(`${packageJson.version}\n`)
+    return 0
+  }
+  try {
+    switch (command) {
+      case "plan":
+        return await plan(rest, io)
+      case "review":
+      case "demo":
+        throw new CliUsageError(`"${command}" is not available in this version yet; "plan" is`, command)
+      default:
+        throw new CliUsageError(`unknown command "${command}"`, null)
+    }
+  } catch (error) {
+    io.stderr(formatError(error))
+    return exitCodeFor(error)
+  }
+}
+
+async function plan(args: string[], io: Io): Promise<number> {
+  const { values } = parse(args, "plan")
+  if (values.help) {
+    io.stdout(commandHelp.plan)
+    return 0
+  }
+  const log = createLogger({ verbose: values.verbose === true, env: io.env })
+  const repoDir = resolve(io.cwd, values.repo ?? ".")
+  const outputDir = resolve(repoDir, values["output-dir"] ?? ".opencode-reviewer")
+  const workDir = resolve(io.cwd, values["work-dir"] ?? join(outputDir, "work"))
+  const vcs = values.vcs ?? "auto"
+  if (!["auto", "local"].includes(vcs)) {
+    throw new CliUsageError(`--vcs ${vcs} is not supported by this version; use --vcs local or --patch FILE`, "plan")
+  }
+  if (values.patch !== undefined && (values.base !== undefined || values.head !== undefined || values["working-tree"])) {
+    throw new CliUsageError("--patch cannot be combined with --base, --head or --working-tree", "plan")
+  }
+
+  const description = values["description-file"] === undefined ? undefined : await readText(resolve(io.cwd, values["description-file"]), "description file")
+  const provider: VcsProvider =
+    values.patch !== undefined
+      ? createPatchProvider({
+          patch: await readPatch(values.patch, io),
+          source: values.patch === "-" ? "stdin" : `patch file ${values.patch}`,
+          trustedDir: repoDir,
+          title: values.title,
+          description,
+        })
+      : createLocalProvider({
+          repoDir,
+          base: values.base,
+          head: values.head,
+          workingTree: values["working-tree"],
+          title: values.title,
+          description,
+          env: io.env,
+        })
+
+  const change = await provider.readChange()
+  const { config, warnings, file } = await readConfig(values.config, io, provider)
+  for (const warning of warnings) io.stderr(`warning: ${file ?? "config"}: ${warning}\n`)
+  log.debug({ source: change.source, config: file }, "change read")
+
+  const result = await planReview({
+    change,
+    config,
+    plugins: [],
+    prompts: await loadPrompts(),
+    repoDir,
+    workDir,
+    log: log as Logger,
+  })
+  for (const warning of result.warnings) io.stderr(`warning: ${warning}\n`)
+  if (result.files.length === 0) io.stderr(`warning: ${change.source} has no changed files; there is nothing to review\n`)
+  io.stdout(values.json ? JSON.stringify(planJson(result), null, 2) + "\n" : renderPlan(result, change.source))
+  return 0
+}
+
+function parse(args: string[], command: keyof typeof commandHelp) {
+  try {
+    return parseArgs({ args, options: commonOptions, allowPositionals: false, strict: true })
+  } catch (error) {
+    throw new CliUsageError((error as Error).message, command)
+  }
+}
+
+// Config comes from --config, then OPENCODE_REVIEWER_CONFIG (both must exist), then
+// opencode-reviewer.json as it is on the target branch, never from the change under review.
+async function readConfig(flag: string | undefined, io: Io, provider: VcsProvider): Promise<ConfigResult> {
+  const explicit = flag ?? io.env.OPENCODE_REVIEWER_CONFIG
+  if (explicit !== undefined && explicit !== "") {
+    const path = resolve(io.cwd, explicit)
+    return parseConfigText(await readText(path, "config file"), path)
+  }
+  const text = await provider.readTrustedFile("opencode-reviewer.json")
+  if (text === null) return { config: resolveConfig({}), warnings: [], file: null }
+  return parseConfigText(text, "opencode-reviewer.json (target branch)")
+}
+
+async function readPatch(path: string, io: Io): Promise<Uint8Array> {
+  const bytes = path === "-" ? await io.stdin() : await readBytes(resolve(io.cwd, path), "patch file")
+  const head = new TextDecoder().decode(bytes.subarray(0, 1 << 20))
+  if (!/^(diff --git |--- |\+\+\+ |@@ )/m.test(head)) {
+    throw new ChangeReadError(`${path === "-" ? "stdin" : path} is not a unified git diff`, {
+      source: path,
+      hint: "produce one with git diff (or git format-patch) and pass it with --patch FILE",
+    })
+  }
+  return bytes
+}
+
+async function readText(path: string, what: string): Promise<string> {
+  return new TextDecoder().decode(await readBytes(path, what))
+}
+
+async function readBytes(path: string, what: string): Promise<Uint8Array> {
+  try {
+    return new Uint8Array(await readFile(path))
+  } catch (cause) {
+    throw new ChangeReadError(`cannot read ${what} ${path}: ${(cause as NodeJS.ErrnoException).code ?? String(cause)}`, {
+      source: path,
+      hint: "check the path and its permissions",
+    })
+  }
+}

@@ -1,0 +1,33 @@
+import type { MergeRequestComment, MergeRequestInfo, PreviousReview } from "./prompt"
+
+/** A change to review, as a VCS provider (or a patch file) delivers it. */
+export interface Change {
+  /** Where the diff came from, for messages ("git diff abc..def in /repo", "patch file x.diff"). */
+  source: string
+  /** A unified git diff, byte-exact. */
+  diff: Uint8Array
+  mergeRequest: MergeRequestInfo
+  comments: MergeRequestComment[]
+  previousReview: PreviousReview | null
+  /** Review instructions from the target branch (trusted more than the MR, still sanitised). */
+  customInstructions: string | null
+  /** First lines of files at the head revision, for generated-file detection; absent paths are unknown. */
+  readHeads(paths: readonly string[]): Promise<Map<string, string>>
+}
+
+/** Where changes come from and where reviews go: local git, GitLab, a patch file. */
+export interface VcsProvider {
+  readonly name: string
+  /** Reads the change under review; throws ChangeReadError with a hint the user can act on. */
+  readChange(signal?: AbortSignal): Promise<Change>
+  /**
+   * A file as it is on the target branch (never from the change under review), or null when it does
+   * not exist there. Configuration and review instructions are read through this.
+   */
+  readTrustedFile(path: string): Promise<string | null>
+}
+
+/** Metadata for a change that has none of its own (a bare patch). */
+export function anonymousMergeRequest(title: string, description = ""): MergeRequestInfo {
+  return { title, description, author: null, sourceBranch: null, targetBranch: null, baseSha: null, headSha: null, url: null }
+}

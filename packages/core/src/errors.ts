@@ -1,0 +1,52 @@
+/** Base of every error core raises: a stable name, structured data, and whether a retry could help. */
+export class ReviewError<Data extends Record<string, unknown> = Record<string, unknown>> extends Error {
+  readonly data: Data
+  readonly retryable: boolean
+
+  constructor(name: string, message: string, data: Data, options: { cause?: unknown; retryable?: boolean } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = name
+    this.data = data
+    this.retryable = options.retryable ?? false
+  }
+
+  /** A plain object that survives JSON (for logs, review.json and tool outputs). */
+  toJSON() {
+    return { name: this.name, message: this.message, data: this.data, retryable: this.retryable }
+  }
+}
+
+/** The user's configuration file is unreadable or invalid; `issues` name the key paths. */
+export class ConfigInvalidError extends ReviewError<{ file: string | null; issues: string[] }> {
+  constructor(file: string | null, issues: string[], cause?: unknown) {
+    const where = file ?? "configuration"
+    super("ConfigInvalidError", `${where} is invalid:\n  ${issues.join("\n  ")}`, { file, issues }, { cause })
+  }
+}
+
+/** A plugin's `configure` hook failed; the run stops with the plugin's name. */
+export class PluginConfigureError extends ReviewError<{ plugin: string; phase: string }> {
+  constructor(plugin: string, phase: string, cause: unknown) {
+    super("PluginConfigureError", `plugin "${plugin}" failed in ${phase}: ${describe(cause)}`, { plugin, phase }, { cause })
+  }
+}
+
+/** The change to review could not be read (missing repository, unknown ref, unreadable patch). */
+export class ChangeReadError extends ReviewError<{ source: string; hint: string | null }> {
+  constructor(message: string, data: { source: string; hint?: string | null }, cause?: unknown) {
+    super("ChangeReadError", message, { source: data.source, hint: data.hint ?? null }, { cause })
+  }
+}
+
+/** The assembled opencode.json failed its own schema: a bug in an assembler contribution. */
+export class ConfigAssemblyError extends ReviewError<{ issues: string[] }> {
+  constructor(issues: string[]) {
+    super("ConfigAssemblyError", `assembled opencode.json is invalid:\n  ${issues.join("\n  ")}`, { issues })
+  }
+}
+
+/** A short message for any thrown value. */
+export function describe(error: unknown): string {
+  if (error instanceof Error) return error.message
+  return String(error)
+}

@@ -1,0 +1,247 @@
+import { chmod, mkdir, rm, writeFile } from "node:fs/promises"
+import { join, relative, resolve } from "node:path"
+import { coordinatorName, reviewers as reviewerSpecs, selectAgents } from "./agents"
+import { assembleConfig, type Assembly } from "./assemble"
+import type { Change } from "./change"
+import type { Config } from "./config"
+import type { Contributions } from "./contributions"
+import { assignPatchFiles, parseDiff, writePatchFiles, type DiffFile } from "./diff"
+import { compileGlobs } from "./glob"
+import { runLifecycle } from "./lifecycle"
+import type { Logger } from "./logger"
+import { createNoiseFilter, headFromDiff, type NoiseReason } from "./noise"
+import type { PlanView, ReviewPlugin } from "./plugin"
+import { buildPrompts, type InjectionAttempt } from "./prompt"
+import type { PromptLibrary } from "./prompt-files"
+import { assessRisk, type Tier } from "./risk"
+import { readSignals } from "./signals"
+
+/** Everything planning needs; nothing here is read from the environment. */
+export interface PlanOptions {
+  change: Change
+  config: Config
+  plugins: readonly ReviewPlugin[]
+  prompts: PromptLibrary
+  repoDir: string
+  workDir: string
+  log: Logger
+  signal?: AbortSignal
+  /** More core contributions after the planned agents (the runtime plugin, the MCP server). */
+  extend?(store: Contributions, plan: PlanView): void
+}
+
+/** A diff file with the planner's verdicts. */
+export interface PlannedFile {
+  file: DiffFile
+  noise: NoiseReason | null
+  securitySensitive: boolean
+  /** Relative to the work dir; null for noise and binary files (nothing to read). */
+  patchFile: string | null
+}
+
+/** An agent of the plan with its final model chain. */
+export interface PlanAgent {
+  name: string
+  role: "coordinator" | "reviewer"
+  models: string[]
+  timeoutMinutes: number | null
+  reason: string
+}
+
+/** The result of planning: tier, agents, the assembled config and the files written to the work dir. */
+export interface ReviewPlan {
+  tier: Tier
+  reasons: string[]
+  totals: { files: number; added: number; removed: number }
+  files: PlannedFile[]
+  agents: PlanAgent[]
+  workDir: string
+  configFile: string
+  promptFile: string
+  contextFile: string
+  planFile: string
+  assembly: Assembly
+  injection: InjectionAttempt[]
+  /** Things the user should know that did not stop planning (parse problems, plugin failures). */
+  warnings: string[]
+}
+
+/**
+ * Plans a review: parses and filters the diff, assigns the tier and agents, runs the plugin
+ * lifecycle, and writes patches, shared context, coordinator prompt and opencode.json to the work dir.
+ */
+export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
+  const { change, config, log } = options
+  const workDir = resolve(options.workDir)
+  const parsed = parseDiff(change.diff)
+  const warnings = parsed.problems.map((problem) => `diff: ${problem}`)
+
+  const planned = await classifyFiles(parsed.files, change, config)
+  const assessment = assessRisk(
+    planned.map(({ file, noise, securitySensitive }) => ({ path: file.path, added: file.added, removed: file.removed, noise, securitySensitive })),
+    config.tiers,
+  )
+  const selected = selectAgents(assessment.tier, readSignals(planned), config)
+
+  const view: PlanView = Object.freeze({
+    repoDir: options.repoDir,
+    workDir,
+    tier: assessment.tier,
+    files: Object.freeze(planned.map(({ file, noise }) => Object.freeze({ path: file.path, status: file.status, noise }))),
+    agents: Object.freeze(selected.map(({ name, role }) => Object.freeze({ name, role }))),
+  })
+
+  const lifecycle = await runLifecycle({
+    plugins: options.plugins,
+    plan: view,
+    log,
+    ...(options.signal ? { signal: options.signal } : {}),
+    seed(store) {
+      for (const [id, block] of Object.entries(config.provider)) store.providers.set(id, { plugin: "core", block: structuredClone(block) })
+      for (const agent of selected) {
+        const description =
+          agent.role === "coordinator"
+            ? "Review coordinator: runs the specialists, judges their findings, submits one review"
+            : (reviewerSpecs.find((spec) => spec.name === agent.name)?.description ?? agent.name)
+        const prompt = agent.role === "coordinator" ? options.prompts.coordinator : options.prompts.reviewers[agent.name]!
+        store.agents.set(agent.name, { description, prompt, models: agent.models, plugin: "core", role: agent.role })
+      }
+      options.extend?.(store, view)
+    },
+    assemble: (store) => assembleConfig(store, { workDir, sharedReviewerPrompt: options.prompts.shared }),
+  })
+  warnings.push(...lifecycle.warnings, ...lifecycle.refused)
+
+  const agents: PlanAgent[] = Object.entries(lifecycle.models).map(([name, models]) => {
+    const known = selected.find((agent) => agent.name === name)
+    return {
+      name,
+      role: name === coordinatorName ? "coordinator" : "reviewer",
+      models,
+      timeoutMinutes: known?.timeoutMinutes ?? (name === coordinatorName ? null : 5),
+      reason: known?.reason ?? "added by a plugin",
+    }
+  })
+
+  const reviewed = planned.filter((entry) => entry.noise === null)
+  const prompts = buildPrompts({
+    workDir,
+    contextFile: join(workDir, "shared-mr-context.txt"),
+    tier: assessment.tier,
+    reasons: assessment.reasons,
+    mergeRequest: change.mergeRequest,
+    comments: change.comments,
+    files: reviewed.map(({ file, securitySensitive, patchFile }) => ({
+      path: file.path,
+      oldPath: file.oldPath,
+      status: file.status,
+      binary: file.binary,
+      added: file.added,
+      removed: file.removed,
+      securitySensitive,
+      patchFile,
+    })),
+    filtered: planned.flatMap(({ file, noise }) => (noise === null ? [] : [{ path: file.path, reason: noise }])),
+    reviewers: agents.filter((agent) => agent.role === "reviewer").map(({ name, reason }) => ({ name, reason })),
+    previousReview: change.previousReview,
+    customInstructions: change.customInstructions,
+  })
+  if (prompts.injection.length > 0) {
+    log.warn({ injection: prompts.injection }, "boundary tags removed from merge request text")
+  }
+
+  const files = {
+    configFile: join(workDir, "opencode.json"),
+    promptFile: join(workDir, "coordinator-prompt.xml"),
+    contextFile: join(workDir, "shared-mr-context.txt"),
+    planFile: join(workDir, "plan.json"),
+  }
+  await prepareWorkDir(workDir, options.repoDir)
+  await writePatchFiles(
+    workDir,
+    planned.flatMap(({ file, patchFile }) => (patchFile === null ? [] : [{ file, patchFile }])),
+  )
+  await writeFile(files.promptFile, prompts.coordinator)
+  await writeFile(files.contextFile, prompts.sharedContext)
+  // opencode.json may carry provider options; keep it private to the user running the review.
+  await writeFile(files.configFile, JSON.stringify(lifecycle.config, null, 2) + "\n", { mode: 0o600 })
+  await chmod(files.configFile, 0o600)
+
+  const plan: ReviewPlan = {
+    tier: assessment.tier,
+    reasons: assessment.reasons,
+    totals: assessment.totals,
+    files: planned,
+    agents,
+    workDir,
+    ...files,
+    assembly: { config: lifecycle.config, env: lifecycle.env, models: lifecycle.models, refused: lifecycle.refused },
+    injection: prompts.injection,
+    warnings,
+  }
+  await writeFile(files.planFile, JSON.stringify(planRecord(plan), null, 2) + "\n")
+  return plan
+}
+
+/** The `plan --json` document, exactly as interfaces.md specifies it. */
+export function planJson(plan: ReviewPlan) {
+  return {
+    tier: plan.tier,
+    reasons: plan.reasons,
+    totals: plan.totals,
+    files: plan.files.map(({ file, noise, securitySensitive, patchFile }) => ({
+      path: file.path,
+      oldPath: file.oldPath,
+      status: file.status,
+      binary: file.binary,
+      added: file.added,
+      removed: file.removed,
+      noise,
+      securitySensitive,
+      patchFile,
+    })),
+    agents: plan.agents.map(({ name, role, models }) => ({ name, role, model: models[0]! })),
+    workDir: plan.workDir,
+    configFile: plan.configFile,
+    promptFile: plan.promptFile,
+    contextFile: plan.contextFile,
+  }
+}
+
+// plan.json in the work dir: what later stages (the runtime plugin inside OpenCode) read. Not the
+// CLI's output contract, so it may carry more than planJson.
+function planRecord(plan: ReviewPlan) {
+  return {
+    ...planJson(plan),
+    agents: plan.agents,
+    injection: plan.injection,
+    warnings: plan.warnings,
+  }
+}
+
+async function classifyFiles(files: DiffFile[], change: Change, config: Config): Promise<PlannedFile[]> {
+  const noise = createNoiseFilter(config.noise)
+  const sensitive = compileGlobs(config.securityPaths, { caseInsensitive: true })
+  const heads = files.map((file) => (file.binary ? "" : headFromDiff(file)))
+  const byName = files.map((file) => noise.classify(file, null))
+  const unknown = files.flatMap((file, index) => (byName[index] === null && heads[index] === null ? [file.path] : []))
+  const read = unknown.length > 0 ? await change.readHeads(unknown) : new Map<string, string>()
+  const patchNames = assignPatchFiles(files.map((file) => file.path))
+  return files.map((file, index) => {
+    const reason = byName[index] ?? noise.classify(file, heads[index] ?? read.get(file.path) ?? null)
+    const securitySensitive = sensitive.match(file.path) !== null || (file.oldPath !== file.path && sensitive.match(file.oldPath) !== null)
+    const patchFile = reason === null && !file.binary ? (patchNames.get(file.path) ?? null) : null
+    return { file, noise: reason, securitySensitive, patchFile }
+  })
+}
+
+async function prepareWorkDir(workDir: string, repoDir: string): Promise<void> {
+  await mkdir(workDir, { recursive: true })
+  // Patches from an earlier plan must not linger beside this one's.
+  await rm(join(workDir, "diff"), { recursive: true, force: true })
+  await mkdir(join(workDir, "diff"), { recursive: true })
+  const inside = !relative(resolve(repoDir), workDir).startsWith("..")
+  if (inside) await writeFile(join(workDir, ".gitignore"), "*\n")
+}
+
+export * as Plan from "./plan"

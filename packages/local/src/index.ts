@@ -1,0 +1,3 @@
+export { createGit, type Git, type GitResult } from "./git"
+export { createLocalProvider, diffArgs, type LocalOptions } from "./local-provider"
+export { createPatchProvider, type PatchOptions } from "./patch-provider"
