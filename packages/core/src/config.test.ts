@@ -69,3 +69,10 @@ describe("configJsonSchema", () => {
     for (const key of keys) expect(schema.properties[key]!.description, key).toBeTruthy()
   })
 })
+
+describe("the committed schema file", () => {
+  test("matches the zod schema (run `bun run schema` after changing the config)", async () => {
+    const { schemaFile, schemaText } = await import("./schema-file")
+    expect(await Bun.file(schemaFile).text()).toBe(schemaText())
+  })
+})

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto"
 import { mkdir, writeFile } from "node:fs/promises"
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path"
+import { DiffPatchPathError } from "./errors"
 
 /** How a file changed between the two sides of a diff. */
 export type FileStatus = "added" | "modified" | "deleted" | "renamed" | "copied"
@@ -48,14 +49,6 @@ export interface DiffFile {
 export interface DiffParseResult {
   files: DiffFile[]
   problems: string[]
-}
-
-/** A patch file name that would be written outside the target directory. */
-export class DiffPatchPathError extends Error {
-  override readonly name = "DiffPatchPathError"
-  constructor(readonly patchFile: string) {
-    super(`patch file ${JSON.stringify(patchFile)} is not inside the output directory`)
-  }
 }
 
 /** Parses `git diff`/`git format-patch` output into files; a string is taken as already decoded text, bytes as raw git output. */

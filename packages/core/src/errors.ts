@@ -45,6 +45,13 @@ export class ConfigAssemblyError extends ReviewError<{ issues: string[] }> {
   }
 }
 
+/** A patch file name that would be written outside the work dir. */
+export class DiffPatchPathError extends ReviewError<{ patchFile: string }> {
+  constructor(patchFile: string) {
+    super("DiffPatchPathError", `patch file ${JSON.stringify(patchFile)} is not inside the output directory`, { patchFile })
+  }
+}
+
 /** A short message for any thrown value. */
 export function describe(error: unknown): string {
   if (error instanceof Error) return error.message

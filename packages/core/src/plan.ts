@@ -73,7 +73,10 @@ export interface ReviewPlan {
 export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
   const { change, config, log } = options
   const workDir = resolve(options.workDir)
+  const started = performance.now()
+  const phase = (name: string) => log.debug({ phase: name, ms: Math.round(performance.now() - started) }, "plan phase done")
   const parsed = parseDiff(change.diff)
+  phase("parse")
   const warnings = parsed.problems.map((problem) => `diff: ${problem}`)
 
   const planned = await classifyFiles(parsed.files, change, config)
@@ -81,7 +84,8 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     planned.map(({ file, noise, securitySensitive }) => ({ path: file.path, added: file.added, removed: file.removed, noise, securitySensitive })),
     config.tiers,
   )
-  const selected = selectAgents(assessment.tier, readSignals(planned), config)
+  phase("classify")
+  const selected = selectAgents(assessment.tier, readSignals(planned, { security: assessment.tier === "lite" }), config)
 
   const view: PlanView = Object.freeze({
     repoDir: options.repoDir,
@@ -111,6 +115,7 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     assemble: (store) => assembleConfig(store, { workDir, sharedReviewerPrompt: options.prompts.shared }),
   })
   warnings.push(...lifecycle.warnings, ...lifecycle.refused)
+  phase("lifecycle")
 
   const agents: PlanAgent[] = Object.entries(lifecycle.models).map(([name, models]) => {
     const known = selected.find((agent) => agent.name === name)
@@ -146,6 +151,7 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     previousReview: change.previousReview,
     customInstructions: change.customInstructions,
   })
+  phase("prompts")
   if (prompts.injection.length > 0) {
     log.warn({ injection: prompts.injection }, "boundary tags removed from merge request text")
   }
@@ -157,10 +163,12 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     planFile: join(workDir, "plan.json"),
   }
   await prepareWorkDir(workDir, options.repoDir)
+  phase("prepare work dir")
   await writePatchFiles(
     workDir,
     planned.flatMap(({ file, patchFile }) => (patchFile === null ? [] : [{ file, patchFile }])),
   )
+  phase("write patches")
   await writeFile(files.promptFile, prompts.coordinator)
   await writeFile(files.contextFile, prompts.sharedContext)
   // opencode.json may carry provider options; keep it private to the user running the review.
@@ -180,6 +188,7 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     warnings,
   }
   await writeFile(files.planFile, JSON.stringify(planRecord(plan), null, 2) + "\n")
+  phase("write files")
   return plan
 }
 

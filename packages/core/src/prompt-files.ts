@@ -1,4 +1,5 @@
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { reviewers } from "./agents"
 
 /** The prompt texts an assembly needs, read once from the prompts directory. */
@@ -9,7 +10,7 @@ export interface PromptLibrary {
 }
 
 /** The prompts directory shipped with the project (`prompts/` at the repository root). */
-export const defaultPromptsDir = join(import.meta.dir, "..", "..", "..", "prompts")
+export const defaultPromptsDir = fileURLToPath(new URL("../../../prompts/", import.meta.url))
 
 /** Reads coordinator.md, REVIEWER_SHARED.md and one file per known reviewer; a missing file is an error. */
 export async function loadPrompts(dir: string = defaultPromptsDir): Promise<PromptLibrary> {

@@ -95,14 +95,18 @@ const securityWords =
 
 /**
  * Reads the signals from every file of the diff, noise included: a lockfile switch is a package
- * manager change even though nobody reviews the lockfile itself.
+ * manager change even though nobody reviews the lockfile itself. The word scan for `security` only
+ * matters on the lite tier (at most 100 lines), so callers may skip it on bigger changes.
  */
-export function readSignals(files: readonly { file: DiffFile; noise: string | null }[]): ChangeSignals {
+export function readSignals(
+  files: readonly { file: DiffFile; noise: string | null }[],
+  options: { security: boolean } = { security: true },
+): ChangeSignals {
   const signals: ChangeSignals = { release: [], agentsMd: [], security: [] }
   for (const { file, noise } of files) {
     if (releaseGlobs.match(file.path) || (manifestGlobs.match(file.path) && touchesVersion(file))) signals.release.push(file.path)
     if (agentsGlobs.match(file.path)) signals.agentsMd.push(file.path)
-    if (noise !== null) continue
+    if (noise !== null || !options.security) continue
     const word = securityWord(file)
     if (word) signals.security.push(`${file.path} (${word})`)
   }
