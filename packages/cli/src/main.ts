@@ -125,6 +125,12 @@ async function plan(args: string[], io: Io): Promise<number> {
     workDir,
     log: log as Logger,
   })
+  if (values.patch !== undefined && result.files.length === 0) {
+    throw new ChangeReadError(`${change.source} holds no file changes git would recognise`, {
+      source: change.source,
+      hint: `${result.warnings.join("; ") || "empty patch"}; produce the patch with git diff or git format-patch`,
+    })
+  }
   for (const warning of result.warnings) io.stderr(`warning: ${warning}\n`)
   if (result.files.length === 0) io.stderr(`warning: ${change.source} has no changed files; there is nothing to review\n`)
   io.stdout(values.json ? JSON.stringify(planJson(result), null, 2) + "\n" : renderPlan(result, change.source))

@@ -280,6 +280,15 @@ describe("plan errors a person can act on", () => {
     expect(result.stderr).toContain("stdin is not a unified git diff")
   })
 
+  test("rejects a plain diff -u without git headers, saying why", async () => {
+    const repo = await createTempRepo()
+    const plain = "--- a.txt\t2026-01-01\n+++ b.txt\t2026-01-01\n@@ -1 +1 @@\n-a\n+b\n"
+    const result = await cli(["plan", "--patch", "-"], { cwd: repo.dir, stdin: new TextEncoder().encode(plain) })
+    await repo.remove()
+    expect(result.code).toBe(1)
+    expect(result.stderr).toMatch(/stdin holds no file changes git would recognise\nhint: diff: /)
+  })
+
   test("names the key path of a broken config", async () => {
     const repo = await createTempRepo()
     await repo.write({ "a.txt": "a\n", "bad.json": JSON.stringify({ tiers: { lite: { lines: "many" } } }) })
