@@ -91,6 +91,20 @@ export const ConfigInput = z
     telemetryUrl: z.url().optional().describe("URL of the telemetry tracker endpoint."),
     agentsMdTemplateUrl: z.url().optional().describe("URL of an AGENTS.md template injected into every agent's prompt."),
     standards: z.string().min(1).optional().describe("Folder (relative to the repository) or URL of engineering standards."),
+    limits: z
+      .object({
+        concurrency: z.number().int().min(1).max(16).optional().describe("Reviewer sessions at once (default 7)."),
+        overallMinutes: z.number().positive().max(120).optional().describe("Budget for the whole spawn_reviewers call (default 25)."),
+        idleSeconds: z.number().positive().max(3600).optional().describe("A reviewer with no output this long is aborted (default 60)."),
+        pollSeconds: z.number().positive().max(60).optional().describe("Status poll backing the session events (default 3)."),
+        retryBudgetMinutes: z.number().nonnegative().max(60).optional().describe("No reviewer retry unless this much of the overall budget remains (default 2)."),
+        breakerFailures: z.number().int().min(1).max(20).optional().describe("Retryable failures that open a model's circuit breaker (default 3)."),
+        breakerCooldownMinutes: z.number().positive().max(60).optional().describe("Open breaker cooldown before one probe (default 2)."),
+        coordinatorMinutes: z.number().positive().max(240).optional().describe("Outer kill timer for the coordinator process (default 40)."),
+        heartbeatSeconds: z.number().positive().max(600).optional().describe("Heartbeat line interval while the model is quiet (default 30)."),
+      })
+      .optional()
+      .describe("Timeouts, concurrency and breaker settings (defaults from the seed system)."),
     breakGlass: z.string().min(1).optional().describe('Phrase a human comments on the MR to force approval (default "break glass").'),
     failOn: Decision.optional().describe("Decision at or above which the job exits 2 (default significant_concerns)."),
   })
@@ -153,6 +167,17 @@ export const defaults = {
     "**/migrate/**",
     "**/alembic/versions/**",
   ],
+  limits: {
+    concurrency: 7,
+    overallMinutes: 25,
+    idleSeconds: 60,
+    pollSeconds: 3,
+    retryBudgetMinutes: 2,
+    breakerFailures: 3,
+    breakerCooldownMinutes: 2,
+    coordinatorMinutes: 40,
+    heartbeatSeconds: 30,
+  },
   breakGlass: "break glass",
   failOn: "significant_concerns" as Decision,
   timeoutMinutes: 5,
@@ -170,9 +195,13 @@ export interface Config {
   telemetryUrl: string | null
   agentsMdTemplateUrl: string | null
   standards: string | null
+  limits: Limits
   breakGlass: string
   failOn: Decision
 }
+
+/** Timeouts, concurrency and breaker settings, in the units the config uses. */
+export type Limits = typeof defaults.limits
 
 /** What loading a config produced: the resolved config, warnings to log, and the file it came from. */
 export interface ConfigResult {
@@ -253,6 +282,7 @@ export function resolveConfig(input: ConfigInput): Config {
     telemetryUrl: input.telemetryUrl ?? null,
     agentsMdTemplateUrl: input.agentsMdTemplateUrl ?? null,
     standards: input.standards ?? null,
+    limits: { ...defaults.limits, ...input.limits },
     breakGlass: input.breakGlass ?? defaults.breakGlass,
     failOn: input.failOn ?? defaults.failOn,
   }

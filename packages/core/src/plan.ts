@@ -3,7 +3,7 @@ import { join, relative, resolve } from "node:path"
 import { coordinatorName, reviewers as reviewerSpecs, selectAgents } from "./agents"
 import { assembleConfig, type Assembly } from "./assemble"
 import type { Change } from "./change"
-import type { Config } from "./config"
+import type { Config, Limits } from "./config"
 import type { Contributions } from "./contributions"
 import { assignPatchFiles, parseDiff, writePatchFiles, type DiffFile } from "./diff"
 import { compileGlobs } from "./glob"
@@ -64,6 +64,8 @@ export interface ReviewPlan {
   injection: InjectionAttempt[]
   /** Things the user should know that did not stop planning (parse problems, plugin failures). */
   warnings: string[]
+  /** Timeouts and concurrency for the later stages (from config). */
+  limits: Limits
 }
 
 /**
@@ -186,6 +188,7 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     assembly: { config: lifecycle.config, env: lifecycle.env, models: lifecycle.models, refused: lifecycle.refused },
     injection: prompts.injection,
     warnings,
+    limits: config.limits,
   }
   await writeFile(files.planFile, JSON.stringify(planRecord(plan), null, 2) + "\n")
   phase("write files")
@@ -223,6 +226,7 @@ function planRecord(plan: ReviewPlan) {
   return {
     ...planJson(plan),
     agents: plan.agents,
+    limits: plan.limits,
     injection: plan.injection,
     warnings: plan.warnings,
   }
