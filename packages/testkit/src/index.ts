@@ -4,7 +4,7 @@ export {
   findOpencodeBinary,
   opencodeVersion,
   runOpencode,
-  seedConfigDir,
   type OpencodeRun,
   type OpencodeSandbox,
 } from "./opencode"
+export const fakeOpencodePath = new URL("./fake-opencode.ts", import.meta.url).pathname

@@ -1,31 +1,13 @@
-import { existsSync } from "node:fs"
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
-import { createRequire } from "node:module"
+import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
+import { join } from "node:path"
+import { findOpencodeBinary as findBinary, opencodeHomeEnv, opencodeVersion, prepareOpencodeHome } from "@opencode-reviewer/core"
 
-/** The OpenCode version the project is built and tested against. */
-export const opencodeVersion = "1.18.33"
+export { opencodeVersion }
 
-/**
- * Finds the real `opencode` binary: $OPENCODE_BIN, else the platform package that opencode-ai
- * installs (its own bin/ is a stub until its postinstall runs, which npm 11 and bun may block).
- */
+/** The real `opencode` binary as installed with the workspace (or $OPENCODE_BIN). */
 export function findOpencodeBinary(env: Record<string, string | undefined> = process.env): string {
-  if (env.OPENCODE_BIN) return env.OPENCODE_BIN
-  const require = createRequire(import.meta.url)
-  const wrapper = dirname(require.resolve("opencode-ai/package.json"))
-  const fromWrapper = createRequire(join(wrapper, "package.json"))
-  const platform = `opencode-${process.platform === "win32" ? "windows" : process.platform}-${process.arch}`
-  for (const name of [platform, `${platform}-baseline`, `${platform}-musl`]) {
-    try {
-      const binary = join(dirname(fromWrapper.resolve(`${name}/package.json`)), "bin", "opencode")
-      if (existsSync(binary)) return binary
-    } catch {
-      // not installed for this platform variant; try the next
-    }
-  }
-  return join(wrapper, "bin", "opencode.exe")
+  return findBinary(env, import.meta.url)
 }
 
 /** An isolated home for OpenCode: its own XDG dirs, a pre-seeded config dir, offline flags. */
@@ -41,19 +23,14 @@ export interface OpencodeSandbox {
  */
 export async function createOpencodeSandbox(): Promise<OpencodeSandbox> {
   const root = await mkdtemp(join(tmpdir(), "ocr-opencode-"))
-  const dirs = { config: join(root, "config"), data: join(root, "data"), cache: join(root, "cache"), state: join(root, "state") }
-  for (const dir of Object.values(dirs)) await mkdir(dir, { recursive: true })
-  await seedConfigDir(join(dirs.config, "opencode"))
+  const home = opencodeHomeEnv(await prepareOpencodeHome(root))
   return {
     root,
     env(extra = {}) {
       return {
         PATH: process.env.PATH ?? "/usr/bin:/bin",
         HOME: root,
-        XDG_CONFIG_HOME: dirs.config,
-        XDG_DATA_HOME: dirs.data,
-        XDG_CACHE_HOME: dirs.cache,
-        XDG_STATE_HOME: dirs.state,
+        ...home,
         OPENCODE_DISABLE_PROJECT_CONFIG: "1",
         OPENCODE_DISABLE_MODELS_FETCH: "1",
         OPENCODE_DISABLE_AUTOUPDATE: "1",
@@ -68,14 +45,6 @@ export async function createOpencodeSandbox(): Promise<OpencodeSandbox> {
     },
     remove: () => rm(root, { recursive: true, force: true }),
   }
-}
-
-/** Writes the files that make OpenCode skip its background install in a config dir. */
-export async function seedConfigDir(dir: string): Promise<void> {
-  await mkdir(join(dir, "node_modules"), { recursive: true })
-  const dependencies = { "@opencode-ai/plugin": opencodeVersion }
-  await writeFile(join(dir, "package.json"), JSON.stringify({ dependencies }))
-  await writeFile(join(dir, "package-lock.json"), JSON.stringify({ lockfileVersion: 3, requires: true, packages: { "": { dependencies } } }))
 }
 
 /** The outcome of one opencode invocation. */
