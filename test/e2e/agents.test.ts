@@ -26,6 +26,7 @@ describe("assembled config under the real opencode binary", () => {
       stdout: (text) => void (stdout += text),
       stderr: () => {},
       stdin: async () => new Uint8Array(),
+      execPath: process.execPath,
     })
     expect(code).toBe(0)
     const plan = JSON.parse(stdout) as { configFile: string; agents: { name: string }[] }

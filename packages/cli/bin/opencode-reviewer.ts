@@ -7,6 +7,7 @@ const code = await main({
   cwd: process.cwd(),
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
+  execPath: process.execPath,
   stdin: async () => new Uint8Array(await Bun.stdin.arrayBuffer()),
 })
 process.exit(code)

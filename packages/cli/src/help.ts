@@ -17,6 +17,8 @@ Where files go:
   --work-dir DIR          patches, shared context, prompt, opencode.json (default: <output-dir>/work)
 
 Output:
+  --fail-on DECISION      exit 2 at or above this decision (review; default from config:
+                          significant_concerns)
   --json                  machine-readable output on stdout
   -v, --verbose           debug logs on stderr (JSON lines)
   -h, --help              this help
@@ -29,7 +31,7 @@ Usage: opencode-reviewer <command> [options]
 
 Commands:
   plan     everything up to the first model call: tier, reviewers, opencode.json, prompts
-  review   the whole review (coming in the next version)
+  review   the whole review: plan, run the reviewers in OpenCode, write review.json
   demo     a review of a bundled sample change, offline (coming in the next version)
 
 Run "opencode-reviewer <command> --help" for a command's options.
@@ -37,7 +39,8 @@ Exit codes: 0 done, 1 could not be done (the error says why), 2 decision at or a
 `
 
 /** Usage per command. */
-export const commandHelp = {
+export const commandHelp: Record<"plan" | "review", string> = {
+  review: "",
   plan: `Usage: opencode-reviewer plan [options]
 
 Plans a review without calling any model: parses and filters the diff, picks the risk tier and
@@ -46,3 +49,15 @@ shared-mr-context.txt, coordinator-prompt.xml). Prints a summary, or the plan as
 
 ${common}`,
 }
+
+commandHelp.review = `Usage: opencode-reviewer review [options]
+
+Reviews the change: plans it (as "plan" does), runs the coordinator in OpenCode, which runs the
+specialist reviewers concurrently and judges their findings, then writes review.json and review.md
+to the output dir and prints the review. Progress goes to stderr. Exit 0 when the decision is below
+--fail-on, 2 at or above it, 1 when the review could not be done.
+
+Model keys come from the environment variables your config's provider blocks reference (or the
+provider's usual variable, e.g. ANTHROPIC_API_KEY); nothing else of your environment reaches OpenCode.
+
+${common}`

@@ -6,17 +6,27 @@ import {
   parseConfigText,
   planJson,
   planReview,
+  atOrAbove,
   ChangeReadError,
+  Decision,
   resolveConfig,
+  type Change,
+  type Config,
   type ConfigResult,
+  type Contributions,
   type Logger,
+  type ReviewPlan,
   type VcsProvider,
 } from "@opencode-reviewer/core"
+import type pino from "pino"
+import { createRequire } from "node:module"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { createLocalProvider, createPatchProvider } from "@opencode-reviewer/local"
 import { CliUsageError, exitCodeFor, formatError } from "./errors"
 import { commandHelp, mainHelp } from "./help"
 import { createLogger } from "./log"
 import { renderPlan } from "./render"
+import { finishEmptyReview, finishReview, runReview } from "./review"
 import packageJson from "../package.json" with { type: "json" }
 
 /** The process boundary: everything main may touch of the outside world. */
@@ -27,6 +37,8 @@ export interface Io {
   stdout: (text: string) => void
   stderr: (text: string) => void
   stdin: () => Promise<Uint8Array>
+  /** The Bun executable running the CLI; child processes of ours (the comment server) run on it. */
+  execPath: string
 }
 
 const commonOptions = {
@@ -42,6 +54,7 @@ const commonOptions = {
   "output-dir": { type: "string" },
   vcs: { type: "string" },
   json: { type: "boolean" },
+  "fail-on": { type: "string" },
   verbose: { type: "boolean", short: "v" },
   help: { type: "boolean", short: "h" },
 } as const
@@ -62,8 +75,9 @@ export async function main(io: Io): Promise<number> {
       case "plan":
         return await plan(rest, io)
       case "review":
+        return await review(rest, io)
       case "demo":
-        throw new CliUsageError(`"${command}" is not available in this version yet; "plan" is`, command)
+        throw new CliUsageError(`"${command}" is not available in this version yet; "plan" and "review" are`, command)
       default:
         throw new CliUsageError(`unknown command "${command}"`, null)
     }
@@ -79,16 +93,55 @@ async function plan(args: string[], io: Io): Promise<number> {
     io.stdout(commandHelp.plan)
     return 0
   }
+  const prepared = await prepare(values, io, "plan")
+  const { plan: result, change } = prepared
+  io.stdout(values.json ? JSON.stringify(planJson(result), null, 2) + "\n" : renderPlan(result, change.source))
+  return 0
+}
+
+async function review(args: string[], io: Io): Promise<number> {
+  const { values } = parse(args, "review")
+  if (values.help) {
+    io.stdout(commandHelp.review)
+    return 0
+  }
+  const failOn = values["fail-on"] === undefined ? null : Decision.safeParse(values["fail-on"])
+  if (failOn && !failOn.success) {
+    throw new CliUsageError(`--fail-on must be one of ${Decision.options.join(", ")}`, "review")
+  }
+  const prepared = await prepare(values, io, "review")
+  const reviewable = prepared.plan.files.some((file) => file.noise === null)
+  const record = reviewable ? await finishReview(prepared, await runReview(prepared, io), io) : await finishEmptyReview(prepared, io)
+  const threshold = failOn?.data ?? prepared.config.failOn
+  if (values.json) io.stdout(JSON.stringify(record, null, 2) + "\n")
+  return atOrAbove(record.decision, threshold) ? 2 : 0
+}
+
+/** Parsed common flags. */
+export type Flags = ReturnType<typeof parse>["values"]
+
+/** Everything up to the first model call, shared by plan and review. */
+export interface Prepared {
+  plan: ReviewPlan
+  change: Change
+  config: Config
+  log: pino.Logger
+  repoDir: string
+  outputDir: string
+}
+
+/** Reads the change and the config, plans, and writes the work dir (patches, prompt, opencode.json). */
+export async function prepare(values: Flags, io: Io, command: keyof typeof commandHelp): Promise<Prepared> {
   const log = createLogger({ verbose: values.verbose === true, env: io.env })
   const repoDir = resolve(io.cwd, values.repo ?? ".")
   const outputDir = resolve(repoDir, values["output-dir"] ?? ".opencode-reviewer")
   const workDir = resolve(io.cwd, values["work-dir"] ?? join(outputDir, "work"))
   const vcs = values.vcs ?? "auto"
   if (!["auto", "local"].includes(vcs)) {
-    throw new CliUsageError(`--vcs ${vcs} is not supported by this version; use --vcs local or --patch FILE`, "plan")
+    throw new CliUsageError(`--vcs ${vcs} is not supported by this version; use --vcs local or --patch FILE`, command)
   }
   if (values.patch !== undefined && (values.base !== undefined || values.head !== undefined || values["working-tree"])) {
-    throw new CliUsageError("--patch cannot be combined with --base, --head or --working-tree", "plan")
+    throw new CliUsageError("--patch cannot be combined with --base, --head or --working-tree", command)
   }
 
   const description = values["description-file"] === undefined ? undefined : await readText(resolve(io.cwd, values["description-file"]), "description file")
@@ -124,6 +177,7 @@ async function plan(args: string[], io: Io): Promise<number> {
     repoDir,
     workDir,
     log: log as Logger,
+    extend: (store) => addReviewMachinery(store, workDir, io.execPath),
   })
   if (values.patch !== undefined && result.files.length === 0) {
     throw new ChangeReadError(`${change.source} holds no file changes git would recognise`, {
@@ -133,9 +187,23 @@ async function plan(args: string[], io: Io): Promise<number> {
   }
   for (const warning of result.warnings) io.stderr(`warning: ${warning}\n`)
   if (result.files.length === 0) io.stderr(`warning: ${change.source} has no changed files; there is nothing to review\n`)
-  io.stdout(values.json ? JSON.stringify(planJson(result), null, 2) + "\n" : renderPlan(result, change.source))
-  return 0
+  return { plan: result, change, config, log, repoDir, outputDir }
 }
+
+// The two things that turn a plan into a running review: the runtime plugin that gives the
+// coordinator spawn_reviewers, and the comment server that records its submit_review call.
+function addReviewMachinery(store: Contributions, workDir: string, bun: string): void {
+  store.opencodePlugins.push(pathToFileURL(createRequire(import.meta.url).resolve("@opencode-reviewer/runtime/plugin")).href)
+  store.mcp.set("review", {
+    type: "local",
+    command: [bun, commentServerPath],
+    environment: { OPENCODE_REVIEWER_WORK_DIR: workDir },
+    enabled: true,
+    timeout: 30_000,
+  })
+}
+
+const commentServerPath = fileURLToPath(new URL("./comment-server.ts", import.meta.url))
 
 function parse(args: string[], command: keyof typeof commandHelp) {
   try {

@@ -38,6 +38,7 @@ async function cli(args: string[], options: { cwd: string; env?: Record<string, 
     stdout: (text) => void (stdout += text),
     stderr: (text) => void (stderr += text),
     stdin: async () => options.stdin ?? new Uint8Array(),
+    execPath: process.execPath,
   })
   return { code, stdout, stderr }
 }

@@ -8,5 +8,45 @@ export type Severity = z.infer<typeof Severity>
 export const Decision = z.enum(["approved", "approved_with_comments", "minor_issues", "significant_concerns"])
 export type Decision = z.infer<typeof Decision>
 
+/** The categories the reviewers and the coordinator use; any other non-empty word is kept as given. */
+export const knownCategories = [
+  "security",
+  "performance",
+  "code-quality",
+  "documentation",
+  "release",
+  "compliance",
+  "agents-md",
+] as const
 
-export * as Finding from "./finding"
+/** One finding, as a reviewer or the coordinator reports it; `line` is null for a file-level finding. */
+export const Finding = z.object({
+  severity: Severity,
+  file: z.string().min(1),
+  line: z.number().int().positive().nullable(),
+  category: z.string().min(1),
+  title: z.string().min(1),
+  body: z.string(),
+})
+export type Finding = z.infer<typeof Finding>
+
+/**
+ * A category in its canonical spelling: case, spaces and underscores do not matter for the known
+ * ones ("Code Quality" → "code-quality"); an unknown category is kept as given, trimmed.
+ */
+export function normalizeCategory(category: string): string {
+  const trimmed = category.trim()
+  const key = trimmed.toLowerCase().replace(/[\s_]+/g, "-")
+  const known = knownCategories.find((name) => name === key || name.replace(/-/g, "") === key.replace(/-/g, ""))
+  return known ?? trimmed.replace(/\s+/g, " ")
+}
+
+/** Severities from the most to the least serious. */
+export const severityOrder: readonly Severity[] = Severity.options
+
+/** Negative when `a` is more serious than `b`; for sorting findings most serious first. */
+export function compareSeverity(a: Severity, b: Severity): number {
+  return severityOrder.indexOf(a) - severityOrder.indexOf(b)
+}
+
+export * as Findings from "./finding"

@@ -1,0 +1,13 @@
+import type { Database } from "./db"
+
+export interface User {
+  id: number
+  name: string
+  email: string
+}
+
+/** Returns the user with this id, or null. */
+export async function findUser(db: Database, id: number): Promise<User | null> {
+  const rows = await db.query<User>("SELECT id, name, email FROM users WHERE id = $1", [id])
+  return rows[0] ?? null
+}

@@ -1,0 +1,255 @@
+import { readFile, rm } from "node:fs/promises"
+import { join } from "node:path"
+import {
+  childEnv,
+  describeAttempt,
+  findOpencodeBinary,
+  opencodeHomeEnv,
+  prepareOpencodeHome,
+  ReviewError,
+  runCoordinator,
+  buildReviewRecord,
+  Finding,
+  parsePlanFacts,
+  parseReview,
+  parseSubmission,
+  type CoordinatorResult,
+  type Review,
+  type ReviewRecord,
+  type RunEvent,
+  type Submission,
+  type UsageEntry,
+} from "@opencode-reviewer/core"
+import { publishLocal } from "@opencode-reviewer/local"
+import type { Io, Prepared } from "./main"
+
+/** What the coordinator run produced, before it becomes review.json. */
+export interface CoordinatorOutcome {
+  result: CoordinatorResult
+  /** The raw submission the comment server recorded, or null when the coordinator never called it. */
+  submission: Submission | null
+  durationMs: number
+}
+
+/** The review could not be produced; the message names every attempt. */
+export class ReviewRunError extends ReviewError<{ attempts: string[]; hint: string | null }> {
+  constructor(message: string, attempts: string[], hint: string | null = null) {
+    super("ReviewRunError", message, { attempts, hint })
+  }
+}
+
+/**
+ * Runs the coordinator for a prepared plan in an isolated OpenCode home, with the sanitised
+ * environment and live progress on stderr, and returns what it submitted.
+ */
+export async function runReview(prepared: Prepared, io: Io): Promise<CoordinatorOutcome> {
+  const { plan, config, log } = prepared
+  const started = performance.now()
+  const home = await prepareOpencodeHome(join(prepared.outputDir, "opencode-home"))
+  const submissionFile = join(plan.workDir, "submission.json")
+  await rm(submissionFile, { force: true })
+  const models = plan.agents.flatMap((agent) => agent.models)
+  const { env, dropped } = childEnv({
+    parent: io.env,
+    config: plan.assembly.config,
+    models,
+    extra: { ...plan.assembly.env, ...opencodeHomeEnv(home), OPENCODE_REVIEWER_WORK_DIR: plan.workDir },
+  })
+  log.debug({ dropped }, "environment variables withheld from the opencode child")
+  const coordinator = plan.agents.find((agent) => agent.role === "coordinator")!
+  const reviewers = plan.agents.filter((agent) => agent.role === "reviewer").map((agent) => agent.name)
+  io.stderr(`review: ${plan.tier} tier, ${reviewers.length} reviewers (${reviewers.join(", ")}), coordinator on ${coordinator.models[0]}\n`)
+
+  const result = await runCoordinator({
+    binary: findOpencodeBinary(io.env, import.meta.url),
+    repoDir: prepared.repoDir,
+    title: `opencode-reviewer: ${prepared.change.mergeRequest.title}`.slice(0, 120),
+    prompt: new Uint8Array(await readFile(plan.promptFile)),
+    config: plan.assembly.config,
+    configFile: plan.configFile,
+    models: coordinator.models,
+    env,
+    coordinatorMinutes: config.limits.coordinatorMinutes,
+    heartbeatSeconds: config.limits.heartbeatSeconds,
+    log: log.child({ stage: "coordinator" }),
+    onEvent: (event) => progress(event, io),
+    onProgress: (line) => io.stderr(`review: ${line}\n`),
+  })
+  const submission = await readSubmission(submissionFile)
+  const durationMs = Math.round(performance.now() - started)
+  if (!result.ok && submission === null) {
+    const attempts = result.attempts.map((attempt) => `${attempt.model}: ${describeAttempt(attempt)}`)
+    throw new ReviewRunError(`the coordinator could not finish the review:\n  ${attempts.join("\n  ")}`, attempts, hintFor(result))
+  }
+  return { result, submission, durationMs }
+}
+
+async function readSubmission(file: string): Promise<Submission | null> {
+  const text = await readFile(file, "utf8").catch(() => null)
+  if (text === null) return null
+  const parsed = parseSubmission(text)
+  return parsed.ok ? parsed.submission : null
+}
+
+/**
+ * Turns the coordinator's outcome into review.json and the local reports: the review comes from
+ * the comment server's record or, failing that, from a `<review>` block in the final text.
+ */
+export async function finishReview(prepared: Prepared, outcome: CoordinatorOutcome, io: Io): Promise<ReviewRecord> {
+  const { plan } = prepared
+  const review = outcome.submission?.review ?? reviewFromText(outcome.result.finalText)
+  if (review === null) {
+    const attempts = outcome.result.attempts.map((attempt) => `${attempt.model}: ${describeAttempt(attempt)}`)
+    throw new ReviewRunError(
+      "the coordinator ended without submitting a review (no submit_review call and no <review> block in its answer)",
+      attempts,
+      "run with --verbose to see the coordinator's events; the work dir keeps its prompt and config",
+    )
+  }
+  const planFacts = parsePlanFacts(await readFile(plan.planFile, "utf8"))
+  if (!planFacts.ok) throw new ReviewRunError(`plan.json is unreadable: ${planFacts.error}`, [])
+  const reviewers = reviewerOutcomes(outcome.result)
+  const record = buildReviewRecord({
+    review,
+    plan: planFacts.plan,
+    reviewers: reviewers.map(({ name, status, error, findings }) => ({ name, status, error, findings })),
+    usage: usageOf(outcome.result),
+    durationMs: outcome.durationMs,
+    breakGlass: false,
+    injectionSuspected: plan.injection.length > 0,
+  })
+  await publishLocal(record, { outputDir: prepared.outputDir, write: io.stdout })
+  return record
+}
+
+/** review.json for a change with nothing a reviewer could read: no model is called, and it says so. */
+export async function finishEmptyReview(prepared: Prepared, io: Io): Promise<ReviewRecord> {
+  const { plan } = prepared
+  const filtered = plan.files.filter((file) => file.noise !== null).length
+  const summary =
+    plan.files.length === 0
+      ? "The change has no file changes; nothing was reviewed."
+      : `Every changed file was filtered as noise (${filtered} file${filtered === 1 ? "" : "s"}: see coverage); no code was reviewed.`
+  const planFacts = parsePlanFacts(await readFile(plan.planFile, "utf8"))
+  if (!planFacts.ok) throw new ReviewRunError(`plan.json is unreadable: ${planFacts.error}`, [])
+  const record = buildReviewRecord({
+    review: { summary, findings: [], answer: null },
+    plan: { ...planFacts.plan, agents: planFacts.plan.agents.filter((agent) => agent.role === "coordinator") },
+    reviewers: [],
+    durationMs: 0,
+    breakGlass: false,
+    injectionSuspected: plan.injection.length > 0,
+  })
+  await publishLocal(record, { outputDir: prepared.outputDir, write: io.stdout })
+  return record
+}
+
+function reviewFromText(text: string): Review | null {
+  if (!text.includes("<review")) return null
+  const parsed = parseReview(text)
+  return parsed.ok ? parsed.review : null
+}
+
+/** One reviewer as the spawn_reviewers tool reported it in its metadata. */
+interface ReviewerReport {
+  name: string
+  status: string
+  error: string | null
+  model: string | null
+  findings: Finding[]
+  tokens: { input: number; output: number; reasoning: number; cacheRead: number; cacheWrite: number }
+  costUsd: number
+}
+
+// The last spawn_reviewers call holds the reviewers' outcomes; every call's usage was paid for.
+function reviewerOutcomes(result: CoordinatorResult): ReviewerReport[] {
+  const calls = result.toolUses.filter((use) => use.tool === "spawn_reviewers")
+  return (calls.at(-1) ? reportsOf(calls.at(-1)!.metadata) : [])
+}
+
+function reportsOf(metadata: Record<string, unknown>): ReviewerReport[] {
+  const list = Array.isArray(metadata.reviewers) ? (metadata.reviewers as Record<string, unknown>[]) : []
+  return list.map((entry) => {
+    const tokens = (entry.tokens ?? {}) as Partial<ReviewerReport["tokens"]>
+    const findings = (Array.isArray(entry.findings) ? entry.findings : []).flatMap((finding) => {
+      const parsed = Finding.safeParse(finding)
+      return parsed.success ? [parsed.data] : []
+    })
+    return {
+      name: String(entry.name ?? "unknown"),
+      status: String(entry.status ?? "failed"),
+      error: entry.error === null || entry.error === undefined ? null : String(entry.error),
+      model: typeof entry.model === "string" ? entry.model : null,
+      findings,
+      tokens: {
+        input: tokens.input ?? 0,
+        output: tokens.output ?? 0,
+        reasoning: tokens.reasoning ?? 0,
+        cacheRead: tokens.cacheRead ?? 0,
+        cacheWrite: tokens.cacheWrite ?? 0,
+      },
+      costUsd: typeof entry.costUsd === "number" ? entry.costUsd : 0,
+    }
+  })
+}
+
+function usageOf(result: CoordinatorResult) {
+  const byAgent: Record<string, UsageEntry> = {}
+  const byModel: Record<string, UsageEntry> = {}
+  const add = (table: Record<string, UsageEntry>, key: string, entry: UsageEntry) => {
+    const current = table[key] ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, costUsd: 0 }
+    table[key] = {
+      input: current.input + entry.input,
+      output: current.output + entry.output,
+      cacheRead: current.cacheRead + entry.cacheRead,
+      cacheWrite: current.cacheWrite + entry.cacheWrite,
+      costUsd: round(current.costUsd + entry.costUsd),
+    }
+  }
+  for (const step of result.steps) {
+    const entry = { input: step.input, output: step.output, cacheRead: step.cacheRead, cacheWrite: step.cacheWrite, costUsd: step.costUsd }
+    add(byAgent, step.agent, entry)
+    add(byModel, step.model, entry)
+  }
+  // Every spawn_reviewers call was paid for, even when the coordinator was retried afterwards.
+  for (const use of result.toolUses.filter((candidate) => candidate.tool === "spawn_reviewers")) {
+    for (const report of reportsOf(use.metadata)) {
+      const entry = { ...report.tokens, costUsd: report.costUsd }
+      add(byAgent, report.name, { input: entry.input, output: entry.output, cacheRead: entry.cacheRead, cacheWrite: entry.cacheWrite, costUsd: entry.costUsd })
+      if (report.model) add(byModel, report.model, { input: entry.input, output: entry.output, cacheRead: entry.cacheRead, cacheWrite: entry.cacheWrite, costUsd: entry.costUsd })
+    }
+  }
+  const costUsd = round(Object.values(byAgent).reduce((sum, entry) => sum + entry.costUsd, 0))
+  return { byAgent, byModel, costUsd }
+}
+
+function round(value: number): number {
+  return Math.round(value * 1e6) / 1e6
+}
+
+function hintFor(result: CoordinatorResult): string | null {
+  const last = result.attempts.at(-1)
+  if (!last?.error) return null
+  if (last.error.statusCode === 401 || last.error.statusCode === 403) {
+    return `the provider${last.error.provider ? ` at ${last.error.provider}` : ""} refused the credentials: check the API key the config's provider block references`
+  }
+  if (last.error.name === "ContextOverflowError") return "the change is too large for the coordinator's model: raise the model or narrow the change"
+  return null
+}
+
+// Child sessions are invisible in the parent's JSONL; the spawn_reviewers tool result carries each
+// reviewer's outcome, so that is where per-reviewer progress comes from.
+function progress(event: RunEvent, io: Io): void {
+  if (event.type !== "tool_use") return
+  const part = event.part as { tool?: string; state?: { status?: string; metadata?: { reviewers?: unknown } } } | undefined
+  if (part?.tool !== "spawn_reviewers") {
+    if (part?.tool) io.stderr(`review: coordinator used ${part.tool} (${part.state?.status ?? "?"})\n`)
+    return
+  }
+  const reviewers = Array.isArray(part.state?.metadata?.reviewers) ? (part.state!.metadata!.reviewers as Record<string, unknown>[]) : []
+  for (const reviewer of reviewers) {
+    const findings = Array.isArray(reviewer.findings) ? reviewer.findings.length : 0
+    const detail = reviewer.status === "done" ? `${findings} finding${findings === 1 ? "" : "s"}` : `failed: ${String(reviewer.error)}`
+    io.stderr(`review:   ${String(reviewer.name).padEnd(14)} ${detail}\n`)
+  }
+}

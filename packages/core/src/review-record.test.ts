@@ -1,0 +1,141 @@
+import { describe, expect, test } from "vitest"
+import type { Finding } from "./finding"
+import { buildReviewRecord, parsePlanFacts, parseSubmission, ReviewRecord, type PlanFacts, type ReviewRecordInput } from "./review-record"
+
+const sql: Finding = { severity: "critical", file: "src/db.ts", line: 12, category: "security", title: "SQL built from request input", body: "Use parameters." }
+const loop: Finding = { severity: "warning", file: "src/list.ts", line: 40, category: "performance", title: "Quadratic loop over users", body: "Index by id." }
+const docs: Finding = { severity: "suggestion", file: "README.md", line: null, category: "documentation", title: "Document the new flag", body: "" }
+
+const plan: PlanFacts = {
+  tier: "full",
+  files: [
+    { path: "src/db.ts", noise: null },
+    { path: "src/list.ts", noise: null },
+    { path: "README.md", noise: null },
+    { path: "bun.lock", noise: "lockfile" },
+  ],
+  agents: [
+    { name: "review_coordinator", role: "coordinator" },
+    { name: "security", role: "reviewer" },
+    { name: "performance", role: "reviewer" },
+    { name: "documentation", role: "reviewer" },
+    { name: "code-quality", role: "reviewer" },
+  ],
+  injection: [],
+}
+
+function input(overrides: Partial<ReviewRecordInput> = {}): ReviewRecordInput {
+  return {
+    review: { summary: "One injection, one slow loop.", findings: [sql, loop, docs], answer: null },
+    plan,
+    reviewers: [
+      { name: "security", status: "ok", error: null, findings: [{ ...sql, title: "Injection in query builder" }] },
+      { name: "performance", status: "failed", error: "timeout", findings: [] },
+      { name: "code-quality", status: "ok", error: null, findings: [{ ...loop, category: "code-quality", title: "Quadratic loop over users." }] },
+      { name: "documentation", status: "completed", error: null, findings: [] },
+    ],
+    durationMs: 1234.6,
+    breakGlass: false,
+    ...overrides,
+  }
+}
+
+describe("buildReviewRecord", () => {
+  test("assembles a record that satisfies the review.json schema", () => {
+    const record = buildReviewRecord(input({
+      usage: {
+        byAgent: { security: { input: 100, output: 20, cacheRead: 5, cacheWrite: 1, costUsd: 0.25 } },
+        byModel: { "anthropic/claude-sonnet-4-6": { input: 100, output: 20, cacheRead: 5, cacheWrite: 1, costUsd: 0.25 }, "anthropic/claude-opus-4-7": { input: 10, output: 2, cacheRead: 0, cacheWrite: 0, costUsd: 0.5 } },
+      },
+    }))
+    expect(ReviewRecord.parse(record)).toEqual(record)
+    expect(record).toMatchObject({
+      decision: "significant_concerns",
+      tier: "full",
+      breakGlass: false,
+      injectionSuspected: false,
+      resolved: [],
+      coverage: { reviewedFiles: 3, filtered: [{ path: "bun.lock", reason: "lockfile" }], failedReviewers: [{ name: "performance", error: "timeout" }] },
+      usage: { costUsd: 0.75 },
+      durationMs: 1235,
+      summary: "One injection, one slow loop.",
+      answer: null,
+    })
+    expect(Object.keys(record).slice(0, 9)).toEqual(["decision", "tier", "breakGlass", "injectionSuspected", "findings", "resolved", "coverage", "usage", "durationMs"])
+  })
+
+  test("numbers findings and attributes them to the reviewer that raised them", () => {
+    const record = buildReviewRecord(input())
+    expect(record.findings.map(({ id, reviewer, status }) => ({ id, reviewer, status }))).toEqual([
+      { id: "f1", reviewer: "security", status: "new" },
+      // moved to performance by the coordinator, raised by code-quality: matched by file and title
+      { id: "f2", reviewer: "code-quality", status: "new" },
+      // nobody raised it: the category stands in
+      { id: "f3", reviewer: "documentation", status: "new" },
+    ])
+    expect(Object.keys(record.findings[0]!)).toEqual(["id", "reviewer", "severity", "category", "file", "line", "title", "body", "status"])
+  })
+
+  test("a finding nobody raised, in a failed reviewer's category, is the coordinator's", () => {
+    const record = buildReviewRecord(input({ review: { summary: "s", findings: [{ ...loop, file: "src/elsewhere.ts", title: "Another loop" }], answer: null } }))
+    expect(record.findings[0]!.reviewer).toBe("review_coordinator")
+  })
+
+  test("merges exact duplicates before deciding", () => {
+    const record = buildReviewRecord(input({ review: { summary: "s", findings: [docs, { ...docs, severity: "warning", body: "Longer body." }], answer: null } }))
+    expect(record.findings).toHaveLength(1)
+    expect(record.findings[0]).toMatchObject({ severity: "warning", body: "Longer body." })
+    expect(record.decision).toBe("approved_with_comments")
+  })
+
+  test("a planned reviewer with no outcome counts as failed, and coverage gaps are noted", () => {
+    const record = buildReviewRecord(input({ reviewers: [] }))
+    expect(record.coverage.failedReviewers).toEqual([
+      { name: "security", error: "did not run" },
+      { name: "performance", error: "did not run" },
+      { name: "documentation", error: "did not run" },
+      { name: "code-quality", error: "did not run" },
+    ])
+    expect(record.notes[0]).toBe("coverage is partial: 4 of 4 reviewers failed (security, performance, documentation, code-quality)")
+  })
+
+  test("keeps findings on files outside the diff, with a note", () => {
+    const record = buildReviewRecord(input({ review: { summary: "s", findings: [{ ...docs, file: "src/context.ts" }], answer: "yes" } }))
+    expect(record.findings[0]!.file).toBe("src/context.ts")
+    expect(record.notes).toContain("f1 cites src/context.ts, which is not part of the change")
+    expect(record.answer).toBe("yes")
+  })
+
+  test("marks persisting findings and lists the previous ones no longer raised as resolved", () => {
+    const record = buildReviewRecord(input({
+      previous: [
+        { id: "t1", title: "sql built from request input", file: "src/db.ts", line: 10 },
+        { id: "t2", title: "Old loop", file: "src/list.ts", line: 40 },
+        { id: "t3", title: "Fixed since", file: "src/gone.ts", line: 3 },
+        { id: "t4", title: "Resolved by a user earlier", file: "src/x.ts", line: 1, resolved: true },
+      ],
+    }))
+    expect(record.findings.map((finding) => finding.status)).toEqual(["persisting", "persisting", "new"])
+    expect(record.resolved).toEqual([{ id: "t3", title: "Fixed since", file: "src/gone.ts", line: 3 }])
+  })
+
+  test("injection suspected from plan.json unless told otherwise; break glass recorded", () => {
+    const suspicious = { ...plan, injection: [{ field: "description", tags: ["</mr_description>"] }] }
+    const clean = input({ plan: suspicious, review: { summary: "s", findings: [], answer: null } })
+    expect(buildReviewRecord(clean)).toMatchObject({ injectionSuspected: true, decision: "minor_issues" })
+    expect(buildReviewRecord({ ...clean, injectionSuspected: false })).toMatchObject({ injectionSuspected: false, decision: "approved" })
+    expect(buildReviewRecord({ ...clean, breakGlass: true })).toMatchObject({ breakGlass: true, decision: "approved" })
+  })
+})
+
+describe("parsing stored files", () => {
+  test("parseSubmission and parsePlanFacts return results, never throw", () => {
+    expect(parseSubmission("{").ok).toBe(false)
+    const bad = parseSubmission(JSON.stringify({ submittedAt: "x", review: { summary: "", findings: [], answer: null }, rawXml: "" }))
+    expect(bad.ok ? "parsed" : bad.error).toContain("review.summary")
+    const good = { submittedAt: "2026-01-01T00:00:00.000Z", review: { summary: "s", findings: [sql], answer: null }, rawXml: "<review/>" }
+    expect(parseSubmission(JSON.stringify(good))).toEqual({ ok: true, submission: good })
+    const facts = parsePlanFacts(JSON.stringify({ ...plan, workDir: "/tmp/x", limits: {} }))
+    expect(facts).toEqual({ ok: true, plan })
+  })
+})

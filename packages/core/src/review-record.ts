@@ -1,0 +1,274 @@
+import * as z from "zod"
+import { decide, mergeDuplicates } from "./decision"
+import { Decision, Finding, normalizeCategory } from "./finding"
+import { Review } from "./findings-xml"
+import { Tier } from "./risk"
+
+/** Whether a finding is new in this review or was already raised by the previous one. */
+export const FindingStatus = z.enum(["new", "persisting"])
+export type FindingStatus = z.infer<typeof FindingStatus>
+
+/** A finding as review.json records it: numbered ("f1"…), attributed to a reviewer, with its status. */
+export const ReviewFinding = z.object({
+  id: z.string(),
+  reviewer: z.string(),
+  severity: Finding.shape.severity,
+  category: z.string(),
+  file: z.string(),
+  line: z.number().int().positive().nullable(),
+  title: z.string(),
+  body: z.string(),
+  status: FindingStatus,
+})
+export type ReviewFinding = z.infer<typeof ReviewFinding>
+
+/** A finding of the previous review that this one no longer raises. */
+export const ResolvedFinding = z.object({
+  id: z.string(),
+  title: z.string(),
+  file: z.string().nullable(),
+  line: z.number().int().nullable(),
+})
+export type ResolvedFinding = z.infer<typeof ResolvedFinding>
+
+/** Tokens and cost of one agent or one model. */
+export const UsageEntry = z.object({
+  input: z.number().nonnegative(),
+  output: z.number().nonnegative(),
+  cacheRead: z.number().nonnegative(),
+  cacheWrite: z.number().nonnegative(),
+  costUsd: z.number().nonnegative(),
+})
+export type UsageEntry = z.infer<typeof UsageEntry>
+
+/** Usage of the whole review, per agent and per model, and its total cost. */
+export const ReviewUsage = z.object({
+  byAgent: z.record(z.string(), UsageEntry),
+  byModel: z.record(z.string(), UsageEntry),
+  costUsd: z.number().nonnegative(),
+})
+export type ReviewUsage = z.infer<typeof ReviewUsage>
+
+/** What the review did not look at: noise files with their reason, reviewers that failed. */
+export const ReviewCoverage = z.object({
+  reviewedFiles: z.number().int().nonnegative(),
+  filtered: z.array(z.object({ path: z.string(), reason: z.string() })),
+  failedReviewers: z.array(z.object({ name: z.string(), error: z.string() })),
+})
+export type ReviewCoverage = z.infer<typeof ReviewCoverage>
+
+/**
+ * `review.json`: the fields of interfaces.md "review outputs" in their order, then four additions
+ * the reports need: the decision's `reasons`, the coordinator's `summary` and `answer`, and `notes`
+ * (coverage gaps and findings that cite files outside the diff).
+ */
+export const ReviewRecord = z.object({
+  decision: Decision,
+  tier: Tier,
+  breakGlass: z.boolean(),
+  injectionSuspected: z.boolean(),
+  findings: z.array(ReviewFinding),
+  resolved: z.array(ResolvedFinding),
+  coverage: ReviewCoverage,
+  usage: ReviewUsage,
+  durationMs: z.number().nonnegative(),
+  reasons: z.array(z.string()),
+  summary: z.string(),
+  answer: z.string().nullable(),
+  notes: z.array(z.string()),
+})
+export type ReviewRecord = z.infer<typeof ReviewRecord>
+
+/** `<workDir>/submission.json`, written by the comment server when `submit_review` succeeds. */
+export const Submission = z.object({
+  submittedAt: z.string(),
+  review: Review,
+  rawXml: z.string(),
+})
+export type Submission = z.infer<typeof Submission>
+
+/** The parts of plan.json (`planRecord` in plan.ts) a review record needs; other keys are ignored. */
+export const PlanFacts = z.object({
+  tier: Tier,
+  files: z.array(z.object({ path: z.string(), noise: z.string().nullable() })),
+  agents: z.array(z.object({ name: z.string(), role: z.enum(["coordinator", "reviewer"]) })),
+  injection: z.array(z.unknown()).optional(),
+})
+export type PlanFacts = z.infer<typeof PlanFacts>
+
+/** What one specialist produced: status "ok", "done" or "completed" means it finished; anything else is a failure. */
+export interface ReviewerOutcome {
+  name: string
+  status: string
+  error: string | null
+  findings: readonly Finding[]
+}
+
+/** A finding of the previous review (from its inline threads), for new/persisting/resolved. */
+export interface PreviousFinding {
+  id: string
+  title: string
+  file: string | null
+  line: number | null
+  /** Already resolved before this review: not reported as resolved again. */
+  resolved?: boolean
+}
+
+/** Everything a review record is assembled from. */
+export interface ReviewRecordInput {
+  review: Review
+  plan: PlanFacts
+  reviewers: readonly ReviewerOutcome[]
+  usage?: { byAgent?: Record<string, UsageEntry>; byModel?: Record<string, UsageEntry>; costUsd?: number }
+  durationMs: number
+  breakGlass: boolean
+  /** Defaults to whether plan.json recorded injection attempts. */
+  injectionSuspected?: boolean
+  previous?: readonly PreviousFinding[]
+}
+
+/**
+ * Assembles review.json: merges duplicate findings, computes the decision, numbers and attributes
+ * the findings, marks them new or persisting against the previous review, and records coverage.
+ * A planned reviewer without an outcome counts as failed ("did not run"). Findings that cite a
+ * file outside the diff are kept (the coordinator may cite context) and listed in `notes`.
+ */
+export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
+  const findings = mergeDuplicates(input.review.findings)
+  const injectionSuspected = input.injectionSuspected ?? (input.plan.injection ?? []).length > 0
+  const verdict = decide(findings, { injectionSuspected, breakGlass: input.breakGlass })
+  const notes: string[] = []
+
+  const coordinator = input.plan.agents.find((agent) => agent.role === "coordinator")?.name ?? "review_coordinator"
+  const previous = (input.previous ?? []).map((entry) => ({ entry, matched: false }))
+  const recorded: ReviewFinding[] = findings.map((finding, index) => {
+    const match = previous.find(({ entry, matched }) => !matched && samePrevious(entry, finding))
+    if (match) match.matched = true
+    return {
+      id: `f${index + 1}`,
+      reviewer: attribute(finding, input.reviewers, coordinator),
+      severity: finding.severity,
+      category: finding.category,
+      file: finding.file,
+      line: finding.line,
+      title: finding.title,
+      body: finding.body,
+      status: match ? "persisting" : "new",
+    }
+  })
+  const resolved = previous
+    .filter(({ entry, matched }) => !matched && entry.resolved !== true)
+    .map(({ entry }) => ({ id: entry.id, title: entry.title, file: entry.file, line: entry.line }))
+
+  const inDiff = new Set(input.plan.files.map((file) => file.path))
+  for (const finding of recorded) {
+    if (!inDiff.has(finding.file)) notes.push(`${finding.id} cites ${finding.file}, which is not part of the change`)
+  }
+
+  const failedReviewers = failures(input.plan, input.reviewers)
+  if (failedReviewers.length > 0) {
+    notes.unshift(`coverage is partial: ${failedReviewers.length} of ${plannedReviewers(input.plan, input.reviewers).length} reviewers failed (${failedReviewers.map((failure) => failure.name).join(", ")})`)
+  }
+
+  return {
+    decision: verdict.decision,
+    tier: input.plan.tier,
+    breakGlass: input.breakGlass,
+    injectionSuspected,
+    findings: recorded,
+    resolved,
+    coverage: {
+      reviewedFiles: input.plan.files.filter((file) => file.noise === null).length,
+      filtered: input.plan.files.flatMap((file) => (file.noise === null ? [] : [{ path: file.path, reason: file.noise }])),
+      failedReviewers,
+    },
+    usage: usageOf(input.usage),
+    durationMs: Math.max(0, Math.round(input.durationMs)),
+    reasons: verdict.reasons,
+    summary: input.review.summary,
+    answer: input.review.answer,
+    notes,
+  }
+}
+
+/** Reads submission.json text into a result; never throws. */
+export function parseSubmission(text: string): { ok: true; submission: Submission } | { ok: false; error: string } {
+  return parseJson(text, Submission, "submission.json")
+}
+
+/** Reads plan.json text into the facts a review record needs; never throws. */
+export function parsePlanFacts(text: string): { ok: true; plan: PlanFacts } | { ok: false; error: string } {
+  const result = parseJson(text, PlanFacts, "plan.json")
+  return result.ok ? { ok: true, plan: result.submission } : result
+}
+
+function parseJson<T>(text: string, schema: z.ZodType<T>, name: string): { ok: true; submission: T } | { ok: false; error: string } {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    return { ok: false, error: `${name} is not JSON: ${error instanceof Error ? error.message : String(error)}` }
+  }
+  const parsed = schema.safeParse(value)
+  if (!parsed.success) {
+    return { ok: false, error: `${name} is invalid: ${parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`).join("; ")}` }
+  }
+  return { ok: true, submission: parsed.data }
+}
+
+// Which specialist raised a final finding: the coordinator may have moved, merged or reworded it,
+// so the match goes from the most to the least specific, then falls back to the category — unless
+// the reviewer of that name failed, when the coordinator must have raised it itself.
+function attribute(finding: Finding, reviewers: readonly ReviewerOutcome[], coordinator: string): string {
+  const title = normalize(finding.title)
+  const category = normalizeCategory(finding.category)
+  const tests: Array<(candidate: Finding) => boolean> = [
+    (candidate) => candidate.file === finding.file && candidate.line === finding.line && normalizeCategory(candidate.category) === category,
+    (candidate) => candidate.file === finding.file && normalize(candidate.title) === title,
+    (candidate) => normalize(candidate.title) === title,
+    (candidate) => candidate.file === finding.file && candidate.line !== null && candidate.line === finding.line,
+  ]
+  for (const test of tests) {
+    const reviewer = reviewers.find((outcome) => outcome.findings.some(test))
+    if (reviewer) return reviewer.name
+  }
+  const named = reviewers.find((outcome) => outcome.name === category)
+  return named && !finished.has(named.status) ? coordinator : category
+}
+
+function samePrevious(previous: PreviousFinding, finding: Finding): boolean {
+  if (previous.file !== finding.file) return false
+  if (normalize(previous.title) === normalize(finding.title)) return true
+  return previous.line !== null && previous.line === finding.line
+}
+
+function plannedReviewers(plan: PlanFacts, outcomes: readonly ReviewerOutcome[]): string[] {
+  const names = plan.agents.filter((agent) => agent.role === "reviewer").map((agent) => agent.name)
+  for (const outcome of outcomes) if (!names.includes(outcome.name)) names.push(outcome.name)
+  return names
+}
+
+function failures(plan: PlanFacts, outcomes: readonly ReviewerOutcome[]): { name: string; error: string }[] {
+  return plannedReviewers(plan, outcomes).flatMap((name) => {
+    const outcome = outcomes.find((candidate) => candidate.name === name)
+    if (!outcome) return [{ name, error: "did not run" }]
+    if (finished.has(outcome.status)) return []
+    return [{ name, error: outcome.error ?? outcome.status }]
+  })
+}
+
+const finished = new Set(["ok", "done", "completed"])
+
+function usageOf(usage: ReviewRecordInput["usage"]): ReviewUsage {
+  const byAgent = usage?.byAgent ?? {}
+  const byModel = usage?.byModel ?? {}
+  const source = Object.keys(byModel).length > 0 ? byModel : byAgent
+  const total = Object.values(source).reduce((sum, entry) => sum + entry.costUsd, 0)
+  return { byAgent, byModel, costUsd: usage?.costUsd ?? total }
+}
+
+function normalize(text: string): string {
+  return text.toLowerCase().replace(/\s+/g, " ").trim().replace(/[.!?;:,]+$/, "")
+}
+
+export * as ReviewRecords from "./review-record"

@@ -1,0 +1,197 @@
+import { mkdir, writeFile } from "node:fs/promises"
+import { join, resolve } from "node:path"
+import type { Decision, ReviewFinding, ReviewRecord, Severity, UsageEntry } from "@opencode-reviewer/core"
+
+/** Where the local reports go and how the terminal summary is printed. */
+export interface LocalPublishOptions {
+  outputDir: string
+  /** Receives the terminal rendering (plain text, no colour); the CLI passes its stdout or stderr. */
+  write: (text: string) => void
+}
+
+/**
+ * Publishes a review locally: `<outputDir>/review.json` (the record), `<outputDir>/review.md` (a
+ * readable report) and a short rendering through `write`. Returns the files written, absolute.
+ */
+export async function publishLocal(record: ReviewRecord, options: LocalPublishOptions): Promise<{ files: string[] }> {
+  const outputDir = resolve(options.outputDir)
+  await mkdir(outputDir, { recursive: true })
+  const json = join(outputDir, "review.json")
+  const markdown = join(outputDir, "review.md")
+  await writeFile(json, JSON.stringify(record, null, 2) + "\n")
+  await writeFile(markdown, renderMarkdown(record))
+  options.write(renderTerminal(record, markdown))
+  return { files: [json, markdown] }
+}
+
+/** The review as a markdown report: decision, coverage warnings, summary, findings by severity, coverage, cost. */
+export function renderMarkdown(record: ReviewRecord): string {
+  const lines: string[] = [`# Code review: ${decisionLabels[record.decision]}`, ""]
+  lines.push(`**Decision:** \`${record.decision}\`${record.reasons.length > 0 ? ` — ${record.reasons.join("; ")}` : ""}  `)
+  lines.push(`**Tier:** ${record.tier} · **Findings:** ${countFindings(record.findings)} · **Files reviewed:** ${record.coverage.reviewedFiles}`, "")
+
+  for (const warning of warnings(record)) lines.push(`> **${warning.title}** ${warning.text}`, "")
+
+  lines.push("## Summary", "", record.summary.trim(), "")
+  if (record.answer !== null) lines.push("## Answer", "", record.answer.trim(), "")
+
+  lines.push("## Findings", "")
+  if (record.findings.length === 0) lines.push(noFindings(record), "")
+  for (const severity of severities) {
+    const group = record.findings.filter((finding) => finding.severity === severity)
+    if (group.length === 0) continue
+    lines.push(`### ${severityLabels[severity]} (${group.length})`, "")
+    for (const finding of group) {
+      lines.push(`#### ${code(location(finding))} — ${oneLine(finding.title)}`, "")
+      lines.push(`*${finding.category} · raised by ${finding.reviewer} · ${finding.status} · ${finding.id}*`, "")
+      if (finding.body.trim() !== "") lines.push(finding.body.trim(), "")
+    }
+  }
+
+  if (record.resolved.length > 0) {
+    lines.push("## Resolved since the previous review", "")
+    for (const resolved of record.resolved) {
+      const where = resolved.file === null ? "" : `${code(resolved.line === null ? resolved.file : `${resolved.file}:${resolved.line}`)} — `
+      lines.push(`- ${where}${oneLine(resolved.title)}`)
+    }
+    lines.push("")
+  }
+
+  lines.push("## Coverage", "", `- Files reviewed: ${record.coverage.reviewedFiles}`)
+  if (record.coverage.filtered.length > 0) {
+    lines.push(`- Filtered, not reviewed (${record.coverage.filtered.length}):`)
+    for (const file of record.coverage.filtered) lines.push(`  - ${code(file.path)} — ${file.reason}`)
+  }
+  if (record.coverage.failedReviewers.length > 0) {
+    lines.push(`- Reviewers that failed (${record.coverage.failedReviewers.length}); their areas were not reviewed:`)
+    for (const reviewer of record.coverage.failedReviewers) lines.push(`  - ${reviewer.name} — ${oneLine(reviewer.error)}`)
+  } else {
+    lines.push("- Every scheduled reviewer finished.")
+  }
+  for (const note of record.notes) lines.push(`- Note: ${oneLine(note)}`)
+  lines.push("", "---", "", footer(record), "")
+  return lines.join("\n")
+}
+
+/** The concise terminal rendering: decision, warnings, findings one per line, cost, report path. */
+export function renderTerminal(record: ReviewRecord, reportFile: string | null = null): string {
+  const lines = [
+    `Decision: ${record.decision} (${record.tier} tier, ${plural(record.coverage.reviewedFiles, "file")} reviewed, ${countFindings(record.findings)})`,
+    ...record.reasons.map((reason) => `  ${reason}`),
+  ]
+  for (const warning of warnings(record)) lines.push(`${warning.title} ${warning.text}`)
+  lines.push("", ...record.summary.trim().split("\n").map((line) => `  ${line}`), "")
+  if (record.findings.length === 0) lines.push(noFindings(record))
+  const sorted = severities.flatMap((severity) => record.findings.filter((finding) => finding.severity === severity))
+  const width = Math.max(0, ...sorted.map((finding) => location(finding).length))
+  for (const finding of sorted) {
+    lines.push(`  ${finding.severity.padEnd(10)} ${location(finding).padEnd(width)}  ${oneLine(finding.title)} [${finding.category}]`)
+  }
+  if (record.coverage.filtered.length > 0) {
+    lines.push(`Filtered: ${record.coverage.filtered.map((file) => `${file.path} (${file.reason})`).join(", ")}`)
+  }
+  lines.push(footer(record))
+  if (reportFile) lines.push(`Report: ${reportFile}`)
+  return lines.join("\n") + "\n"
+}
+
+const severities: readonly Severity[] = ["critical", "warning", "suggestion"]
+const severityLabels: Record<Severity, string> = { critical: "Critical", warning: "Warnings", suggestion: "Suggestions" }
+const decisionLabels: Record<Decision, string> = {
+  approved: "approved",
+  approved_with_comments: "approved with comments",
+  minor_issues: "minor issues",
+  significant_concerns: "significant concerns",
+}
+
+// What a reader must see before the summary: the model's summary might sound reassuring, and a
+// partial review must never read as a clean one.
+function warnings(record: ReviewRecord): { title: string; text: string }[] {
+  const result: { title: string; text: string }[] = []
+  const failed = record.coverage.failedReviewers
+  if (failed.length > 0) {
+    result.push({
+      title: "Partial review.",
+      text: `${failed.length} reviewer${failed.length === 1 ? "" : "s"} failed (${failed.map((reviewer) => `${reviewer.name}: ${oneLine(reviewer.error)}`).join("; ")}); what they cover was not reviewed.`,
+    })
+  }
+  if (record.coverage.filtered.length > 0) {
+    const count = record.coverage.filtered.length
+    result.push({ title: "Not reviewed:", text: `${count} file${count === 1 ? " was" : "s were"} filtered as noise (listed under Coverage).` })
+  }
+  if (record.breakGlass) result.push({ title: "Break glass:", text: "approved at a human's request, whatever the review found." })
+  if (record.injectionSuspected) {
+    result.push({ title: "Prompt injection suspected:", text: "text in the merge request tried to pass as review instructions; it was removed, and the change is not approved automatically." })
+  }
+  return result
+}
+
+function noFindings(record: ReviewRecord): string {
+  if (record.coverage.failedReviewers.length > 0) {
+    return "No findings from the reviewers that finished. The failed reviewers' areas were not reviewed, so this is not a clean result."
+  }
+  return "No findings."
+}
+
+function countFindings(findings: readonly ReviewFinding[]): string {
+  if (findings.length === 0) return "no findings"
+  const parts = severities
+    .map((severity) => [severity, findings.filter((finding) => finding.severity === severity).length] as const)
+    .filter(([, count]) => count > 0)
+    .map(([severity, count]) => `${count} ${severity}`)
+  return `${plural(findings.length, "finding")} (${parts.join(", ")})`
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`
+}
+
+function footer(record: ReviewRecord): string {
+  const totals = sumUsage(Object.keys(record.usage.byModel).length > 0 ? record.usage.byModel : record.usage.byAgent)
+  const tokens = totals.input + totals.output + totals.cacheRead + totals.cacheWrite > 0
+    ? ` · tokens: ${number(totals.input)} in, ${number(totals.output)} out, ${number(totals.cacheRead)} cache read, ${number(totals.cacheWrite)} cache write`
+    : ""
+  return `Cost ${dollars(record.usage.costUsd)} · ${duration(record.durationMs)}${tokens}`
+}
+
+function sumUsage(entries: Record<string, UsageEntry>): UsageEntry {
+  const total: UsageEntry = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, costUsd: 0 }
+  for (const entry of Object.values(entries)) {
+    total.input += entry.input
+    total.output += entry.output
+    total.cacheRead += entry.cacheRead
+    total.cacheWrite += entry.cacheWrite
+    total.costUsd += entry.costUsd
+  }
+  return total
+}
+
+function location(finding: ReviewFinding): string {
+  return finding.line === null ? finding.file : `${finding.file}:${finding.line}`
+}
+
+function dollars(value: number): string {
+  return value > 0 && value < 0.01 ? `$${value.toFixed(4)}` : `$${value.toFixed(2)}`
+}
+
+function duration(ms: number): string {
+  const seconds = Math.round(ms / 1000)
+  if (seconds < 60) return `${seconds}s`
+  return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, "0")}s`
+}
+
+function number(value: number): string {
+  return value.toLocaleString("en-US")
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, " ").trim()
+}
+
+// Inline code that survives backticks in the text (a file name may hold any character).
+function code(text: string): string {
+  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((match) => match[0].length))
+  const fence = "`".repeat(longest + 1)
+  const pad = text.startsWith("`") || text.endsWith("`") ? " " : ""
+  return `${fence}${pad}${oneLine(text)}${pad}${fence}`
+}
