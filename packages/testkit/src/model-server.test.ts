@@ -1,0 +1,437 @@
+import { describe, expect, onTestFinished, test } from "vitest"
+import {
+  contextOverflowReply,
+  findingsReply,
+  findingsXml,
+  hangReply,
+  lengthReply,
+  rateLimitReply,
+  resetReply,
+  stallReply,
+  startModelServer,
+  statusReply,
+  text,
+  titleSystemMarker,
+  toolCall,
+  type ModelServer,
+} from "./model-server"
+import { createOpencodeSandbox, runOpencode } from "./opencode"
+import { createTempRepo } from "./repo"
+
+async function start(options?: Parameters<typeof startModelServer>[0]): Promise<ModelServer> {
+  const server = await startModelServer(options)
+  onTestFinished(() => server.close())
+  return server
+}
+
+async function json(response: Response | Promise<Response>): Promise<any> {
+  return (await response).json()
+}
+
+function chat(server: ModelServer, body: Record<string, unknown>, init: RequestInit = {}): Promise<Response> {
+  return fetch(`${server.url}/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: "Bearer test" },
+    body: JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: "hi" }], ...body }),
+    ...init,
+  })
+}
+
+/** The parsed `data:` payloads of an SSE body, with the final [DONE] kept as the string. */
+async function events(response: Response): Promise<any[]> {
+  const body = await response.text()
+  return body
+    .split("\n\n")
+    .filter((block) => block.startsWith("data: "))
+    .map((block) => block.slice("data: ".length))
+    .map((data) => (data === "[DONE]" ? data : JSON.parse(data)))
+}
+
+function contentOf(chunks: any[]): string {
+  return chunks.map((chunk) => chunk?.choices?.[0]?.delta?.content ?? "").join("")
+}
+
+function finishOf(chunks: any[]): string | undefined {
+  return chunks.map((chunk) => chunk?.choices?.[0]?.finish_reason).find((reason) => reason)
+}
+
+describe("scripted model server over HTTP", () => {
+  test("streams a text reply in chunks that reassemble, then finish, usage and [DONE]", async () => {
+    const server = await start()
+    server.enqueue(text("The quick brown fox jumps over the lazy dog.", { chunkSize: 5 }))
+    const response = await chat(server, {})
+    expect(response.status).toBe(200)
+    expect(response.headers.get("content-type")).toBe("text/event-stream")
+    const chunks = await events(response)
+    expect(chunks[0].choices[0].delta.role).toBe("assistant")
+    expect(contentOf(chunks)).toBe("The quick brown fox jumps over the lazy dog.")
+    expect(chunks.filter((chunk) => chunk?.choices?.[0]?.delta?.content).length).toBe(9)
+    expect(finishOf(chunks)).toBe("stop")
+    expect(chunks.at(-1)).toBe("[DONE]")
+    const usage = chunks.at(-2)
+    expect(usage.choices).toEqual([])
+    expect(usage.usage.completion_tokens).toBeGreaterThan(0)
+  })
+
+  test("streams a tool call whose deltas reassemble to the name and JSON arguments", async () => {
+    const server = await start()
+    const args = { filePath: "/repo/src/app.ts", offset: 3, nested: { list: [1, 2, "three"] } }
+    server.enqueue(toolCall("read", args, { text: "Let me look." }))
+    const chunks = await events(await chat(server, {}))
+    expect(contentOf(chunks)).toBe("Let me look.")
+    const deltas = chunks.flatMap((chunk) => chunk?.choices?.[0]?.delta?.tool_calls ?? [])
+    expect(deltas[0]).toMatchObject({ index: 0, id: "call_1_0", type: "function", function: { name: "read", arguments: "" } })
+    expect(deltas.length).toBeGreaterThan(2)
+    const joined = deltas.map((delta) => delta.function?.arguments ?? "").join("")
+    expect(JSON.parse(joined)).toEqual(args)
+    expect(finishOf(chunks)).toBe("tool_calls")
+  })
+
+  test("reports usage as prompt = input + cache read + cache write, with cached_tokens", async () => {
+    const server = await start()
+    server.enqueue(text("ok", { usage: { input: 100, output: 20, cacheRead: 50, cacheWrite: 30 } }))
+    const chunks = await events(await chat(server, {}))
+    expect(chunks.at(-2).usage).toEqual({
+      prompt_tokens: 180,
+      completion_tokens: 20,
+      total_tokens: 200,
+      prompt_tokens_details: { cached_tokens: 50, cache_write_tokens: 30 },
+    })
+  })
+
+  test("answers non-streaming requests with a chat.completion body", async () => {
+    const server = await start()
+    server.enqueue(toolCall("grep", { pattern: "TODO" }), lengthReply("cut"))
+    const first = await json(chat(server, { stream: false }))
+    expect(first.object).toBe("chat.completion")
+    expect(first.choices[0].finish_reason).toBe("tool_calls")
+    expect(first.choices[0].message.tool_calls[0].function).toEqual({ name: "grep", arguments: '{"pattern":"TODO"}' })
+    const second = await json(chat(server, { stream: false }))
+    expect(second.choices[0]).toMatchObject({ finish_reason: "length", message: { role: "assistant", content: "cut" } })
+    expect(second.usage.prompt_tokens).toBeGreaterThan(0)
+  })
+
+  test("records each request's system text, last user text, tools and tool results", async () => {
+    const server = await start()
+    server.enqueue(text("ok"))
+    await (
+      await chat(server, {
+        messages: [
+          { role: "system", content: "You are a reviewer." },
+          { role: "system", content: [{ type: "text", text: "Be brief." }] },
+          { role: "user", content: "first" },
+          { role: "assistant", content: "", tool_calls: [{ id: "call_9", type: "function", function: { name: "read", arguments: "{}" } }] },
+          { role: "tool", tool_call_id: "call_9", content: "file body" },
+          { role: "user", content: [{ type: "text", text: "second" }] },
+        ],
+        tools: [{ type: "function", function: { name: "read", parameters: {} } }, { type: "function", function: { name: "glob", parameters: {} } }],
+      })
+    ).text()
+    const [request] = server.requests
+    expect(request).toMatchObject({
+      id: 1,
+      model: "m",
+      system: "You are a reviewer.\nBe brief.",
+      lastUser: "second",
+      tools: ["read", "glob"],
+      isTitle: false,
+      toolResults: [{ toolCallId: "call_9", content: "file body" }],
+      reply: { type: "text", text: "ok" },
+    })
+    expect(request?.headers.authorization).toBe("Bearer test")
+    expect(request?.bytes).toBeGreaterThan(100)
+    expect(request?.finishedAt).toBeGreaterThanOrEqual(request?.at ?? Number.NaN)
+  })
+
+  test("consumes the queue in order and answers an empty queue with a 500 naming the request", async () => {
+    const server = await start()
+    server.enqueue(text("one"), text("two"))
+    expect(contentOf(await events(await chat(server, {})))).toBe("one")
+    expect(contentOf(await events(await chat(server, {})))).toBe("two")
+    const third = await chat(server, {})
+    expect(third.status).toBe(500)
+    expect(third.headers.get("retry-after-ms")).toBe("0")
+    expect((await json(third)).error).toMatchObject({ message: "no scripted reply for request 3 (model m)", code: "no_scripted_reply" })
+  })
+
+  test("checks rules before the queue, in order, each at most `times` times", async () => {
+    const server = await start()
+    server.enqueue(text("from queue"))
+    server.rule((request) => request.lastUser.includes("security"), text("security rule"), { times: 1 })
+    server.rule((request) => request.lastUser.includes("security"), (request) => text(`second rule for #${request.id}`))
+    const ask = async (content: string) => contentOf(await events(await chat(server, { messages: [{ role: "user", content }] })))
+    expect(await ask("review security")).toBe("security rule")
+    expect(await ask("review security")).toBe("second rule for #2")
+    expect(await ask("anything else")).toBe("from queue")
+    expect(await ask("review security")).toBe("second rule for #4")
+  })
+
+  test("answers title-generation requests with a title without consuming the queue", async () => {
+    const server = await start({ title: "Auth refresh token support" })
+    server.enqueue(text("real answer"))
+    const title = await chat(server, {
+      messages: [
+        { role: "system", content: `${titleSystemMarker}. You output ONLY a thread title. Nothing else.` },
+        { role: "user", content: "Generate a title for this conversation:\n" },
+        { role: "user", content: "add refresh tokens" },
+      ],
+    })
+    expect(contentOf(await events(title))).toBe("Auth refresh token support")
+    expect(contentOf(await events(await chat(server, {})))).toBe("real answer")
+    expect(server.requests.map((request) => request.isTitle)).toEqual([true, false])
+    await expect(server.wait(1)).resolves.toHaveLength(1)
+  })
+
+  test("sends a 429 with the OpenAI error shape and retry headers", async () => {
+    const server = await start()
+    server.enqueue(rateLimitReply({ retryAfter: 7, retryAfterMs: 7000 }), contextOverflowReply(), statusReply(503, { headers: { "x-test": "1" } }))
+    const limited = await chat(server, {})
+    expect(limited.status).toBe(429)
+    expect(limited.headers.get("retry-after")).toBe("7")
+    expect(limited.headers.get("retry-after-ms")).toBe("7000")
+    expect((await json(limited)).error).toMatchObject({ type: "rate_limit_error", code: "rate_limit_exceeded" })
+    const overflow = await chat(server, {})
+    expect(overflow.status).toBe(400)
+    expect((await json(overflow)).error).toMatchObject({ type: "invalid_request_error", code: "context_length_exceeded" })
+    const unavailable = await chat(server, {})
+    expect(unavailable.status).toBe(503)
+    expect(unavailable.headers.get("x-test")).toBe("1")
+    expect((await json(unavailable)).error.message).toContain("Service unavailable")
+  })
+
+  test("wait(n) resolves once n matching requests arrived", async () => {
+    const server = await start()
+    server.rule(() => true, text("ok"))
+    const waiting = server.wait(2, { match: (request) => request.lastUser === "b", timeoutMs: 5_000 })
+    await (await chat(server, { messages: [{ role: "user", content: "a" }] })).text()
+    await (await chat(server, { messages: [{ role: "user", content: "b" }] })).text()
+    await (await chat(server, { messages: [{ role: "user", content: "b" }] })).text()
+    const matched = await waiting
+    expect(matched.map((request) => request.id)).toEqual([2, 3])
+  })
+
+  test("wait(n) times out with a message listing what arrived", async () => {
+    const server = await start()
+    server.enqueue(text("ok"))
+    await (await chat(server, { messages: [{ role: "user", content: "only one" }] })).text()
+    const error = await server.wait(2, { timeoutMs: 50 }).catch((caught: Error) => caught)
+    expect(error).toBeInstanceOf(Error)
+    expect((error as Error).message).toMatch(/timed out after 50 ms: wanted 2 matching request\(s\), got 1/)
+    expect((error as Error).message).toContain('#1 at')
+    expect((error as Error).message).toContain('lastUser="only one" -> text')
+  })
+
+  test("hang never sends headers; the request ends when the client gives up", async () => {
+    const server = await start()
+    server.enqueue(hangReply())
+    const error = await chat(server, {}, { signal: AbortSignal.timeout(200) }).catch((caught: Error) => caught)
+    expect((error as Error).name).toBe("TimeoutError")
+    const [request] = await server.wait(1)
+    await expect.poll(() => request?.finishedAt, { timeout: 2_000 }).toBeGreaterThanOrEqual(150)
+  })
+
+  test("stall sends headers and the start of the answer, then nothing", async () => {
+    const server = await start()
+    server.enqueue(stallReply("partial answer"))
+    const controller = new AbortController()
+    const response = await chat(server, {}, { signal: controller.signal })
+    expect(response.status).toBe(200)
+    const reader = response.body!.getReader()
+    let received = ""
+    while (!received.includes('"content":"answer"')) received += new TextDecoder().decode((await reader.read()).value)
+    const next = reader.read()
+    const silent = await Promise.race([next.then(() => "data"), new Promise((resolve) => setTimeout(resolve, 200, "silent"))])
+    expect(silent).toBe("silent")
+    controller.abort()
+    await next.catch(() => undefined)
+    expect(received).not.toContain("finish_reason\":\"stop")
+  })
+
+  test("reset destroys the connection before headers, or mid-stream after some text", async () => {
+    const server = await start()
+    server.enqueue(resetReply(), resetReply("some text"))
+    const early = await chat(server, {}).catch((caught: Error) => caught)
+    expect(early).toBeInstanceOf(Error)
+    expect((early as Error & { code?: string }).code).toBe("ECONNRESET")
+    const response = await chat(server, {})
+    expect(response.status).toBe(200)
+    const late = await response.text().catch((caught: Error) => caught)
+    expect(late).toBeInstanceOf(Error)
+  })
+
+  test("close() ends hung and stalled responses and pending waits promptly", async () => {
+    const server = await startModelServer()
+    server.enqueue(hangReply(), stallReply("slow"))
+    const hung = chat(server, {}).catch((caught: Error) => caught)
+    const stalled = await chat(server, {})
+    const body = stalled.text().catch((caught: Error) => caught)
+    const waiting = server.wait(5).catch((caught: Error) => caught)
+    await server.wait(2)
+    const started = performance.now()
+    await server.close()
+    expect(performance.now() - started).toBeLessThan(1_000)
+    expect(await hung).toBeInstanceOf(Error)
+    expect(await body).toBeInstanceOf(Error)
+    expect(((await waiting) as Error).message).toContain("server closed")
+  })
+
+  test("setLatency delays the first byte of every response", async () => {
+    const server = await start({ latencyMs: 150 })
+    server.rule(() => true, text("ok"))
+    const started = performance.now()
+    await (await chat(server, {})).text()
+    expect(performance.now() - started).toBeGreaterThanOrEqual(140)
+    server.setLatency(0)
+    const again = performance.now()
+    await (await chat(server, {})).text()
+    expect(performance.now() - again).toBeLessThan(140)
+  })
+
+  test("lists models and answers unknown routes with 404", async () => {
+    const server = await start({ models: ["m", "small"] })
+    const models = await json(fetch(`${server.url}/models`))
+    expect(models.data.map((model: { id: string }) => model.id)).toEqual(["m", "small"])
+    expect((await fetch(`${server.url}/embeddings`, { method: "POST", body: "{}" })).status).toBe(404)
+    expect(server.requests).toHaveLength(0)
+  })
+
+  test("findingsReply ends with a <findings> block that the core parser reads back", async () => {
+    const findings = [
+      { severity: "warning", file: "src/db.ts", line: 12, category: "security", title: "SQL built from <input>", body: 'Use "parameters" & bind.' },
+      { severity: "suggestion", file: "README.md", line: null, category: "documentation", title: "Document the flag", body: "" },
+    ]
+    const reply = findingsReply(findings, { preamble: "Two things." })
+    expect(reply.type).toBe("text")
+    const content = reply.type === "text" ? reply.text : ""
+    expect(content.startsWith("Two things.\n\n<findings>")).toBe(true)
+    expect(content.endsWith("</findings>")).toBe(true)
+    expect(findingsXml([])).toBe("<findings/>")
+    // Imported lazily so a broken core module fails this test only.
+    const { parseFindings } = await import("@opencode-reviewer/core")
+    expect(parseFindings(content)).toEqual({ ok: true, findings })
+  })
+})
+
+describe("the real opencode binary against the scripted server", () => {
+  const cost = { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 }
+
+  async function runAgainst(server: ModelServer, prompt: string, setup: { files?: Record<string, string>; script?: (repo: string) => void; title?: boolean } = {}) {
+    const sandbox = await createOpencodeSandbox()
+    const repo = await createTempRepo()
+    try {
+      await repo.write({ "README.md": "# fixture\n", ...setup.files })
+      repo.commit("fixture")
+      setup.script?.(repo.dir)
+      const config = {
+        provider: {
+          fake: {
+            npm: "@ai-sdk/openai-compatible",
+            options: { baseURL: server.url, apiKey: "test" },
+            models: { m: { limit: { context: 100000, output: 4096 }, cost } },
+          },
+        },
+        model: "fake/m",
+      }
+      const args = ["run", "--format", "json", ...(setup.title === false ? [] : ["--title", "t"])]
+      const run = await runOpencode(sandbox, args, {
+        cwd: repo.dir,
+        stdin: prompt,
+        env: { OPENCODE_CONFIG_CONTENT: JSON.stringify(config) },
+        timeoutMs: 60_000,
+      })
+      const lines = run.stdout.split("\n").filter((line) => line.trim() !== "")
+      return { ...run, repo: repo.dir, events: lines.map((line) => JSON.parse(line)) as any[] }
+    } finally {
+      await Promise.all([sandbox.remove(), repo.remove()])
+    }
+  }
+
+  test("a text reply becomes a text event and step_finish carries the sent tokens and a cost", { timeout: 60_000 }, async () => {
+    const server = await start()
+    server.enqueue(text("Hello from the scripted model.", { usage: { input: 100, output: 20, cacheRead: 50, cacheWrite: 30 } }))
+    const run = await runAgainst(server, "Say hello")
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.events.find((event) => event.type === "text")?.part.text).toBe("Hello from the scripted model.")
+    const finish = run.events.find((event) => event.type === "step_finish")?.part
+    // openai-compatible has no cache-write field: OpenCode reports input = prompt - cached, so the
+    // 30 cache-write tokens land in input and cache.write stays 0.
+    expect(finish.tokens).toEqual({ total: 200, input: 130, output: 20, reasoning: 0, cache: { read: 50, write: 0 } })
+    expect(finish.cost).toBeCloseTo((130 * cost.input + 20 * cost.output + 50 * cost.cache_read) / 1e6, 12)
+    expect(finish.reason).toBe("stop")
+    expect(server.requests).toHaveLength(1)
+    expect(server.requests[0]).toMatchObject({ model: "m", isTitle: false, lastUser: "Say hello" })
+    expect(server.requests[0]?.tools).toContain("read")
+    expect(server.requests[0]?.body.stream_options).toEqual({ include_usage: true })
+  })
+
+  test("a read tool call runs and its result reaches the second request", { timeout: 60_000 }, async () => {
+    const server = await start()
+    const run = await runAgainst(server, "What is the answer?", {
+      files: { "src/app.ts": "export const answer = 42\n" },
+      script: (repo) => server.enqueue(toolCall("read", { filePath: `${repo}/src/app.ts` }), text("The answer is 42.")),
+    })
+    expect(run.code, run.stderr).toBe(0)
+    const tool = run.events.find((event) => event.type === "tool_use")?.part
+    expect(tool).toMatchObject({ tool: "read", callID: "call_1_0", state: { status: "completed" } })
+    expect(run.events.filter((event) => event.type === "step_finish").map((event) => event.part.reason)).toEqual(["tool-calls", "stop"])
+    expect(run.events.find((event) => event.type === "text")?.part.text).toBe("The answer is 42.")
+    expect(server.requests).toHaveLength(2)
+    expect(server.requests[1]?.toolResults).toHaveLength(1)
+    expect(server.requests[1]?.toolResults[0]?.toolCallId).toBe("call_1_0")
+    expect(server.requests[1]?.toolResults[0]?.content).toContain("1: export const answer = 42")
+  })
+
+  test("a 401 is one request and one APIError event with statusCode 401", { timeout: 60_000 }, async () => {
+    const server = await start()
+    server.enqueue(statusReply(401))
+    const run = await runAgainst(server, "Say hello")
+    expect(run.code).toBe(1)
+    const errors = run.events.filter((event) => event.type === "error")
+    expect(errors).toHaveLength(1)
+    expect(errors[0].error).toMatchObject({ name: "APIError", data: { statusCode: 401, isRetryable: false } })
+    expect(errors[0].error.data.message).toContain("model-server 401")
+    expect(server.requests).toHaveLength(1)
+  })
+
+  test("finish_reason length ends the step with reason length and no error", { timeout: 60_000 }, async () => {
+    const server = await start()
+    server.enqueue(lengthReply("This answer was cut o"))
+    const run = await runAgainst(server, "Say hello")
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.events.find((event) => event.type === "step_finish")?.part.reason).toBe("length")
+    expect(run.events.find((event) => event.type === "text")?.part.text).toBe("This answer was cut o")
+    expect(run.events.filter((event) => event.type === "error")).toEqual([])
+  })
+
+  test("a 429 with retry-after-ms: 0 is retried at once and the run succeeds", { timeout: 60_000 }, async () => {
+    const server = await start()
+    server.enqueue(rateLimitReply({ retryAfterMs: 0 }), text("after the retry"))
+    const run = await runAgainst(server, "Say hello")
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.events.find((event) => event.type === "text")?.part.text).toBe("after the retry")
+    expect(server.requests).toHaveLength(2)
+    expect((server.requests[1]?.at ?? 0) - (server.requests[0]?.finishedAt ?? 0)).toBeLessThan(1_900)
+  })
+
+  test("without --title the title request is answered automatically and leaves the queue alone", { timeout: 60_000 }, async () => {
+    const server = await start()
+    server.enqueue(text("the real answer"))
+    const run = await runAgainst(server, "Explain the README", { title: false })
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.events.find((event) => event.type === "text")?.part.text).toBe("the real answer")
+    expect(server.requests.map((request) => request.isTitle).sort()).toEqual([false, true])
+    const title = server.requests.find((request) => request.isTitle)
+    expect(title?.tools).toEqual([])
+    expect(title?.lastUser).toBe("Explain the README")
+  })
+
+  test("an unscripted request fails the run fast with the server's message", { timeout: 60_000 }, async () => {
+    const server = await start()
+    const run = await runAgainst(server, "Say hello")
+    expect(run.code).toBe(1)
+    const error = run.events.find((event) => event.type === "error")
+    // OpenCode retries a 500 five times; retry-after-ms: 0 makes that immediate.
+    expect(error?.error.data.message).toBe("no scripted reply for request 6 (model m)")
+    expect(server.requests).toHaveLength(6)
+  })
+})
