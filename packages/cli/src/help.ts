@@ -32,15 +32,22 @@ Usage: opencode-reviewer <command> [options]
 Commands:
   plan     everything up to the first model call: tier, reviewers, opencode.json, prompts
   review   the whole review: plan, run the reviewers in OpenCode, write review.json
-  demo     a review of a bundled sample change, offline (coming in the next version)
+  demo     a review of a bundled sample change, offline, with a replay model (no keys)
 
 Run "opencode-reviewer <command> --help" for a command's options.
 Exit codes: 0 done, 1 could not be done (the error says why), 2 decision at or above --fail-on.
 `
 
 /** Usage per command. */
-export const commandHelp: Record<"plan" | "review", string> = {
+export const commandHelp: Record<"plan" | "review" | "demo", string> = {
   review: "",
+  demo: `Usage: opencode-reviewer demo [--output-dir DIR] [-v]
+
+Reviews a bundled sample change (an admin user search with a seeded SQL injection) offline: a temp
+git repository, a replay model on a local port, the real opencode binary, the runtime plugin and
+the comment server. No keys, no network, a few seconds. Shows the tier, each reviewer's outcome,
+the judged findings, the decision and the cost, and writes review.json and review.md.
+`,
   plan: `Usage: opencode-reviewer plan [options]
 
 Plans a review without calling any model: parses and filters the diff, picks the risk tier and

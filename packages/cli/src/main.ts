@@ -26,6 +26,7 @@ import { CliUsageError, exitCodeFor, formatError } from "./errors"
 import { commandHelp, mainHelp } from "./help"
 import { createLogger } from "./log"
 import { renderPlan } from "./render"
+import { demo } from "./demo"
 import { finishEmptyReview, finishReview, runReview } from "./review"
 import packageJson from "../package.json" with { type: "json" }
 
@@ -76,8 +77,14 @@ export async function main(io: Io): Promise<number> {
         return await plan(rest, io)
       case "review":
         return await review(rest, io)
-      case "demo":
-        throw new CliUsageError(`"${command}" is not available in this version yet; "plan" and "review" are`, command)
+      case "demo": {
+        const { values } = parse(rest, "demo")
+        if (values.help) {
+          io.stdout(commandHelp.demo)
+          return 0
+        }
+        return await demo(values, io)
+      }
       default:
         throw new CliUsageError(`unknown command "${command}"`, null)
     }
