@@ -1,0 +1,35 @@
+import type { Hooks, Plugin } from "@opencode-ai/plugin"
+import { tool } from "@opencode-ai/plugin"
+
+/**
+ * OpenCode plugin of opencode-reviewer: gives the coordinator the `spawn_reviewers` tool. Loaded by
+ * path (`plugin: ["file:///…/packages/runtime/src/plugin.ts"]`); reads the work dir from
+ * OPENCODE_REVIEWER_WORK_DIR. Every export of this file must be a function (opencode-facts
+ * pitfall 3), so the logic lives in runtime.ts, imported lazily: if it cannot load, the tool still
+ * registers and says why instead of the plugin vanishing silently.
+ */
+export const ReviewRuntime: Plugin = async (input) => {
+  const workDir = process.env.OPENCODE_REVIEWER_WORK_DIR?.trim() || null
+  try {
+    const { createRuntimeHooks } = await import("./runtime")
+    return createRuntimeHooks(input, { workDir })
+  } catch (cause) {
+    const error = `the opencode-reviewer runtime failed to load: ${cause instanceof Error ? cause.message : String(cause)}`
+    const hooks: Hooks = {
+      tool: {
+        spawn_reviewers: tool({
+          description: "Runs the specialist reviewers (unavailable: the runtime failed to load).",
+          args: {},
+          async execute() {
+            return { title: "spawn_reviewers could not run", output: `<reviewer_results status="error"><error>${escape(error)}</error></reviewer_results>`, metadata: { error, reviewers: [] } }
+          },
+        }),
+      },
+    }
+    return hooks
+  }
+}
+
+function escape(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+}

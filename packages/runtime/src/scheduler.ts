@@ -1,0 +1,335 @@
+import pLimit from "p-limit"
+import type { Finding } from "@opencode-reviewer/core/finding"
+import { selectModel, type Breakers } from "./breaker"
+import { classifyError, describeError, type SessionError } from "./classify-error"
+import type { Clock } from "./clock"
+import { addTokens, noTokens, type AssistantReply, type SessionDriver, type Tokens } from "./driver"
+import { askForCorrection, askForShorterAnswer } from "./instructions"
+import type { SessionMonitor, StopReason, TurnEnd, TurnWatch } from "./monitor"
+
+/** One reviewer to run: its agent name, model chain (primary first), timeout and first message. */
+export interface ReviewerTask {
+  name: string
+  models: string[]
+  /** Per attempt (each model in the chain gets its own). */
+  timeoutMs: number
+  /** The first user message (see `briefReviewer`). */
+  message: string
+}
+
+/** What happened to one reviewer; the tool's metadata carries exactly this. */
+export interface ReviewerOutcome {
+  name: string
+  status: "done" | "failed"
+  error: string | null
+  /** The model of the last attempt (null when none could start). */
+  model: string | null
+  modelsTried: string[]
+  /** Model attempts, one child session each. */
+  attempts: number
+  /** Follow-up prompts within a session (malformed findings, answer cut off). */
+  followUps: number
+  sessionIDs: string[]
+  durationMs: number
+  tokens: Tokens
+  costUsd: number
+  findings: Finding[]
+}
+
+/** A parse of a reviewer's answer (core's `parseFindings`). */
+export type FindingsParse = { ok: true; findings: Finding[] } | { ok: false; error: string }
+
+/** The scheduler's limits in ms (`limitsInMs` of plan.json). */
+export interface SchedulerLimits {
+  concurrency: number
+  overallMs: number
+  idleMs: number
+  retryBudgetMs: number
+}
+
+/** Everything `runReviewers` needs: injected driver, monitor, clock and breakers; no OpenCode inside. */
+export interface RunOptions {
+  tasks: readonly ReviewerTask[]
+  parentID: string
+  limits: SchedulerLimits
+  driver: SessionDriver
+  monitor: SessionMonitor
+  clock: Clock
+  breakers: Breakers
+  parse(text: string): FindingsParse
+  /** The parent's abort (ctx.abort): every child is aborted and the rest never start. */
+  signal?: AbortSignal
+  /** Called as each reviewer finishes. */
+  onOutcome?(outcome: ReviewerOutcome, finished: number, total: number): void
+}
+
+type AttemptResult =
+  | { kind: "done"; findings: Finding[] }
+  /** The model failed in a way another model may not: counts for its breaker, fails back. */
+  | { kind: "retryable"; error: string }
+  /** Nothing another model would fix; `answered` tells the breaker the model itself was fine. */
+  | { kind: "fatal"; error: string; answered: boolean }
+
+/**
+ * Runs the reviewers, at most `concurrency` at once, each in its own child session, failing back
+ * along its own model chain on retryable errors (skipping models whose circuit is open), within
+ * the per-attempt timeout and the overall budget. Never throws for a reviewer's failure: every
+ * task gets an outcome, in the order of `tasks`.
+ */
+export async function runReviewers(options: RunOptions): Promise<ReviewerOutcome[]> {
+  const { clock, limits, signal } = options
+  const budgetAt = clock.now() + limits.overallMs
+  const active = new Set<TurnWatch>()
+  const stopAll = () => {
+    for (const watch of active) watch.stop("aborted")
+  }
+  signal?.addEventListener("abort", stopAll, { once: true })
+  const limit = pLimit(Math.max(1, limits.concurrency))
+  let finished = 0
+  try {
+    return await Promise.all(
+      options.tasks.map((task) =>
+        limit(async () => {
+          const outcome = await runReviewer(task, { ...options, budgetAt, active }).catch((cause: unknown) =>
+            failedOutcome(task, `internal error: ${cause instanceof Error ? cause.message : String(cause)}`),
+          )
+          finished += 1
+          options.onOutcome?.(outcome, finished, options.tasks.length)
+          return outcome
+        }),
+      ),
+    )
+  } finally {
+    signal?.removeEventListener("abort", stopAll)
+  }
+}
+
+interface Context extends RunOptions {
+  budgetAt: number
+  active: Set<TurnWatch>
+}
+
+interface Progress {
+  modelsTried: string[]
+  sessionIDs: string[]
+  attempts: number
+  followUps: number
+  usage: Map<string, { tokens: Tokens; cost: number }>
+}
+
+async function runReviewer(task: ReviewerTask, context: Context): Promise<ReviewerOutcome> {
+  const { clock, breakers, budgetAt, limits } = context
+  const startedAt = clock.now()
+  const progress: Progress = { modelsTried: [], sessionIDs: [], attempts: 0, followUps: 0, usage: new Map() }
+  const end = (status: "done" | "failed", error: string | null, findings: Finding[] = []): ReviewerOutcome => {
+    const tokens = noTokens()
+    let cost = 0
+    for (const usage of progress.usage.values()) {
+      addTokens(tokens, usage.tokens)
+      cost += usage.cost
+    }
+    return {
+      name: task.name,
+      status,
+      error,
+      model: progress.modelsTried.at(-1) ?? null,
+      modelsTried: [...progress.modelsTried],
+      attempts: progress.attempts,
+      followUps: progress.followUps,
+      sessionIDs: [...progress.sessionIDs],
+      durationMs: Math.max(0, clock.now() - startedAt),
+      tokens,
+      costUsd: roundCost(cost),
+      findings,
+    }
+  }
+
+  if (context.signal?.aborted) return end("failed", "not started: the coordinator's session was aborted")
+  if (clock.now() >= budgetAt) return end("failed", `not started: the overall budget of ${minutes(limits.overallMs)} was spent`)
+
+  const excluded = new Set<string>()
+  let lastError: string | null = null
+  for (;;) {
+    const choice = selectModel(task.models, breakers, excluded)
+    if (choice.model === null) {
+      const open = choice.skipped.length > 0 ? `circuit open for ${choice.skipped.join(", ")}` : null
+      if (lastError === null) return end("failed", `no model available: ${open ?? "empty model chain"}`)
+      return end("failed", `${lastError}; no model left to fail back to${open ? ` (${open})` : ""}`)
+    }
+    const model = choice.model
+    if (progress.attempts > 0) {
+      const reason = retryBlocked(context)
+      if (reason) {
+        breakers.release(model)
+        return end("failed", `${lastError}; ${reason} (would fail back to ${model})`)
+      }
+    }
+    excluded.add(model)
+    progress.attempts += 1
+    progress.modelsTried.push(model)
+    const result = await runAttempt(task, model, context, progress).catch(
+      (cause: unknown): AttemptResult => ({ kind: "fatal", error: cause instanceof Error ? cause.message : String(cause), answered: false }),
+    )
+    if (result.kind === "done") {
+      breakers.succeed(model)
+      return end("done", null, result.findings)
+    }
+    if (result.kind === "fatal") {
+      if (result.answered) breakers.succeed(model)
+      else breakers.release(model)
+      // After a failback, say which model this last error came from.
+      return end("failed", progress.attempts > 1 ? `${model}: ${result.error} (after ${lastError})` : result.error)
+    }
+    breakers.fail(model)
+    lastError = `${model}: ${result.error}`
+    if (context.signal?.aborted) return end("failed", `${lastError}; the coordinator's session was aborted`)
+  }
+}
+
+// One model attempt: a fresh child session, the briefing, then at most one follow-up for an answer
+// cut off at the output limit and one for a findings block that does not parse.
+async function runAttempt(task: ReviewerTask, model: string, context: Context, progress: Progress): Promise<AttemptResult> {
+  const { clock, driver, limits } = context
+  const deadlineAt = Math.min(clock.now() + task.timeoutMs, context.budgetAt)
+  const sessionID = await driver.create({ parentID: context.parentID, title: `${task.name} review` })
+  progress.sessionIDs.push(sessionID)
+  let known = new Set<string>()
+  let text = task.message
+  let askedShorter = false
+  let askedCorrection = false
+  for (;;) {
+    const turn = await runTurn({ sessionID, agent: task.name, model, text, known, deadlineAt }, context, progress)
+    if (turn.end.kind === "stopped") return stopped(turn.end, task, limits.idleMs, context.limits.overallMs)
+    const fresh = turn.replies.filter((reply) => !known.has(reply.id))
+    const error = turn.end.error ?? fresh.findLast((reply) => reply.error !== null)?.error ?? null
+    if (error) return failedWith(error)
+    const answer = pickAnswer(fresh)
+    if (!answer) return { kind: "fatal", error: "the session went idle without an answer", answered: false }
+    known = new Set(turn.replies.map((reply) => reply.id))
+
+    const parsed = context.parse(answer.text)
+    if (parsed.ok) return { kind: "done", findings: parsed.findings }
+    const cut = fresh.at(-1)?.finish === "length"
+    const next = cut && !askedShorter ? "shorter" : !askedCorrection ? "correction" : null
+    const problem = cut ? `answer cut off at the output limit (${parsed.error})` : `malformed findings: ${parsed.error}`
+    if (next === null) return { kind: "fatal", error: problem, answered: true }
+    const blocked = retryBlocked(context)
+    if (blocked) return { kind: "fatal", error: `${problem}; ${blocked} (would ask again)`, answered: true }
+    if (next === "shorter") askedShorter = true
+    else askedCorrection = true
+    progress.followUps += 1
+    text = next === "shorter" ? askForShorterAnswer() : askForCorrection(parsed.error)
+  }
+}
+
+interface TurnInput {
+  sessionID: string
+  agent: string
+  model: string
+  text: string
+  known: ReadonlySet<string>
+  deadlineAt: number
+}
+
+async function runTurn(input: TurnInput, context: Context, progress: Progress): Promise<{ end: TurnEnd; replies: AssistantReply[] }> {
+  const { driver, monitor, limits } = context
+  const { sessionID } = input
+  if (context.signal?.aborted) return { end: { kind: "stopped", reason: "aborted", retry: null, error: null }, replies: [] }
+  const watch = monitor.watch({ sessionID, idleMs: limits.idleMs, deadlineAt: input.deadlineAt, budgetAt: context.budgetAt, known: input.known })
+  context.active.add(watch)
+  try {
+    try {
+      await driver.prompt(sessionID, { agent: input.agent, model: input.model, text: input.text })
+    } catch (cause) {
+      watch.stop("aborted")
+      const message = cause instanceof Error ? cause.message : String(cause)
+      return { end: { kind: "idle", error: { name: "UnknownError", data: { message: `prompt rejected: ${message}` } } }, replies: [] }
+    }
+    const end = await watch.end
+    if (end.kind === "stopped") await driver.abort(sessionID).catch(() => {})
+    const replies = await driver.read(sessionID).catch(() => [] as AssistantReply[])
+    if (replies.length > 0) progress.usage.set(sessionID, sumUsage(replies))
+    return { end, replies }
+  } finally {
+    context.active.delete(watch)
+  }
+}
+
+function stopped(end: Extract<TurnEnd, { kind: "stopped" }>, task: ReviewerTask, idleMs: number, overallMs: number): AttemptResult {
+  const retrying = end.retry ? ` (provider retry ${end.retry.attempt}: ${end.retry.message.slice(0, 200)})` : ""
+  const reasons: Record<StopReason, () => AttemptResult> = {
+    // A silent model is unavailable in every way that matters: count it and fail back.
+    "no-output": () => ({ kind: "retryable", error: `no output for ${seconds(idleMs)}${retrying}` }),
+    "retry-late": () => ({ kind: "retryable", error: `provider retry scheduled after the deadline${retrying}` }),
+    timeout: () => ({ kind: "fatal", error: `timeout after ${minutes(task.timeoutMs)}${retrying}`, answered: false }),
+    budget: () => ({ kind: "fatal", error: `overall budget of ${minutes(overallMs)} spent${retrying}`, answered: false }),
+    aborted: () => ({ kind: "fatal", error: "aborted: the coordinator's session was aborted", answered: false }),
+  }
+  return reasons[end.reason]()
+}
+
+function failedWith(error: SessionError): AttemptResult {
+  const verdict = classifyError(error)
+  if (verdict.kind === "retryable") return { kind: "retryable", error: verdict.message }
+  if (verdict.kind === "aborted") return { kind: "fatal", error: `aborted (${describeError(error)})`, answered: false }
+  return { kind: "fatal", error: verdict.message, answered: false }
+}
+
+// The final answer of a turn is its last assistant message; with tool steps in between, the
+// findings may sit in an earlier step's text when the last step said nothing.
+function pickAnswer(fresh: readonly AssistantReply[]): AssistantReply | null {
+  const withFindings = fresh.findLast((reply) => reply.text.includes("<findings"))
+  const last = fresh.at(-1) ?? null
+  if (last && last.text.trim() !== "") return last.text.includes("<findings") || !withFindings ? last : withFindings
+  return withFindings ?? last
+}
+
+function retryBlocked(context: Context): string | null {
+  const left = context.budgetAt - context.clock.now()
+  if (context.signal?.aborted) return "the coordinator's session was aborted"
+  if (left >= context.limits.retryBudgetMs) return null
+  return `no retry: ${seconds(Math.max(0, left))} of the overall budget left, ${minutes(context.limits.retryBudgetMs)} needed`
+}
+
+function failedOutcome(task: ReviewerTask, error: string): ReviewerOutcome {
+  return {
+    name: task.name,
+    status: "failed",
+    error,
+    model: null,
+    modelsTried: [],
+    attempts: 0,
+    followUps: 0,
+    sessionIDs: [],
+    durationMs: 0,
+    tokens: noTokens(),
+    costUsd: 0,
+    findings: [],
+  }
+}
+
+function sumUsage(replies: readonly AssistantReply[]): { tokens: Tokens; cost: number } {
+  const tokens = noTokens()
+  let cost = 0
+  for (const reply of replies) {
+    addTokens(tokens, reply.tokens)
+    cost += reply.cost
+  }
+  return { tokens, cost }
+}
+
+function roundCost(cost: number): number {
+  return Math.round(cost * 1e8) / 1e8
+}
+
+/** "90 s", "1.5 s". */
+export function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(ms < 10_000 ? 1 : 0))} s`
+}
+
+/** "5 min", "0.25 min". */
+export function minutes(ms: number): string {
+  return `${Number((ms / 60_000).toFixed(2))} min`
+}
+
+export * as Scheduler from "./scheduler"

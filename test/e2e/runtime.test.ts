@@ -1,0 +1,331 @@
+import { readFile } from "node:fs/promises"
+import { join } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest"
+import { anonymousMergeRequest, loadPrompts, planReview, resolveConfig, silentLogger, type ConfigInput, type PromptLibrary, type ReviewPlan } from "@opencode-reviewer/core"
+import { createOpencodeSandbox, createTempRepo, runOpencode, type OpencodeSandbox, type TempRepo } from "@opencode-reviewer/testkit"
+import {
+  findingsReply,
+  startModelServer,
+  statusReply,
+  text,
+  toolCall,
+  type ModelServer,
+  type RecordedRequest,
+  type Reply,
+} from "@opencode-reviewer/testkit"
+import type { SpawnMetadata } from "../../packages/runtime/src/runtime"
+
+// The runtime plugin inside the real opencode binary: the coordinator's spawn_reviewers call runs
+// the planned reviewers in child sessions against the scripted model server.
+const pluginUrl = pathToFileURL(fileURLToPath(new URL("../../packages/runtime/src/plugin.ts", import.meta.url))).href
+const reviewerNames = ["security", "code-quality", "performance", "compliance", "documentation", "release", "agents-md"] as const
+type ReviewerName = (typeof reviewerNames)[number]
+
+let repo: TempRepo
+let sandbox: OpencodeSandbox
+let prompts: PromptLibrary
+let diff: Uint8Array
+let server: ModelServer
+let runs = 0
+
+beforeAll(async () => {
+  repo = await createTempRepo()
+  await repo.write({ "src/app.ts": "export const a = 1\n" })
+  repo.commit("init")
+  repo.git("checkout", "-q", "-b", "feature")
+  // A security-sensitive path and a release file: the full tier, every specialist.
+  await repo.write({ "src/auth/token.ts": "export const ttl = 1\nexport const secret = 'x'\n", "CHANGELOG.md": "## 1.1.0\n" })
+  repo.commit("auth change")
+  diff = new TextEncoder().encode(repo.git("diff", "main...feature"))
+  sandbox = await createOpencodeSandbox()
+  prompts = await loadPrompts()
+})
+
+afterAll(async () => {
+  await repo?.remove()
+  await sandbox?.remove()
+})
+
+afterEach(async () => {
+  await server?.close()
+})
+
+interface Scenario {
+  /** Reviewers to run, each with its model chain (fake model ids); the others are disabled. */
+  reviewers: Partial<Record<ReviewerName, string[]>>
+  limits?: ConfigInput["limits"]
+  /** Replies per fake model id; a function gets the request (and can look at lastUser). */
+  replies: Record<string, Reply | ((request: RecordedRequest) => Reply)>
+  latencyMs?: number
+  /** Run without OPENCODE_REVIEWER_WORK_DIR (the plugin must still register its tool). */
+  withoutWorkDir?: boolean
+}
+
+interface Outcome {
+  plan: ReviewPlan
+  code: number
+  stderr: string
+  events: { type: string; part?: any }[]
+  metadata: SpawnMetadata
+  toolOutput: string
+  toolMs: number
+  wallMs: number
+  byModel(model: string): RecordedRequest[]
+}
+
+async function review(scenario: Scenario): Promise<Outcome> {
+  server = await startModelServer({ latencyMs: scenario.latencyMs ?? 0 })
+  const models = new Set<string>(["coordinator", ...Object.values(scenario.reviewers).flat().map((model) => model.replace(/^fake\//, ""))])
+  const config = resolveConfig({
+    provider: {
+      fake: {
+        npm: "@ai-sdk/openai-compatible",
+        name: "fake",
+        options: { baseURL: server.url, apiKey: "test-key" },
+        models: Object.fromEntries([...models].map((id) => [id, { name: id, limit: { context: 100_000, output: 4_096 }, cost: { input: 3, output: 15 } }])),
+      },
+    },
+    models: { top: ["fake/coordinator"], standard: ["fake/coordinator"], light: ["fake/coordinator"] },
+    reviewers: Object.fromEntries(
+      reviewerNames.map((name) => {
+        const chain = scenario.reviewers[name]
+        return [name, chain ? { enabled: true, model: chain } : { enabled: false }]
+      }),
+    ),
+    limits: { pollSeconds: 0.5, ...scenario.limits },
+  } as ConfigInput)
+  const plan = await planReview({
+    change: {
+      source: "test diff",
+      diff,
+      mergeRequest: anonymousMergeRequest("Token handling"),
+      comments: [],
+      previousReview: null,
+      customInstructions: null,
+      readHeads: async () => new Map(),
+    },
+    config,
+    plugins: [],
+    prompts,
+    repoDir: repo.dir,
+    workDir: join(sandbox.root, `work-${++runs}`),
+    log: silentLogger,
+  })
+
+  const toolResult = (request: RecordedRequest) => request.toolResults.length > 0
+  server.rule((request) => request.model === "coordinator" && !toolResult(request), toolCall("spawn_reviewers", {}))
+  server.rule((request) => request.model === "coordinator" && toolResult(request), text("FINAL REVIEW <review><summary>ok</summary><findings/></review>"))
+  for (const [model, reply] of Object.entries(scenario.replies)) server.rule((request) => request.model === model, reply)
+
+  const started = performance.now()
+  const result = await runOpencode(sandbox, ["run", "--format", "json", "--agent", "review_coordinator", "--title", "t"], {
+    cwd: repo.dir,
+    stdin: await readFile(plan.promptFile, "utf8"),
+    env: {
+      ...(scenario.withoutWorkDir ? {} : { OPENCODE_REVIEWER_WORK_DIR: plan.workDir }),
+      OPENCODE_CONFIG_CONTENT: JSON.stringify({ ...plan.assembly.config, plugin: [pluginUrl] }),
+    },
+    timeoutMs: 90_000,
+  })
+  const wallMs = performance.now() - started
+  const events = result.stdout
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as { type: string; part?: any })
+  const call = events.find((event) => event.type === "tool_use" && event.part?.tool === "spawn_reviewers")
+  if (!call) throw new Error(`no spawn_reviewers tool_use event (rc ${result.code}):\n${result.stdout}\n${result.stderr}`)
+  const state = call.part.state
+  return {
+    plan,
+    code: result.code,
+    stderr: result.stderr,
+    events,
+    metadata: state.metadata as SpawnMetadata,
+    toolOutput: state.output as string,
+    toolMs: state.time.end - state.time.start,
+    wallMs,
+    byModel: (model) => server.requests.filter((request) => request.model === model && !request.isTitle),
+  }
+}
+
+const finding = (title: string, category: string) => ({ severity: "warning", file: "src/auth/token.ts", line: 2, category, title, body: "Why it matters." })
+const usage = { input: 1_000, output: 50, cacheRead: 200 }
+const reviewerOf = (outcome: Outcome, name: string) => {
+  const reviewer = outcome.metadata.reviewers.find((entry) => entry.name === name)
+  if (!reviewer) throw new Error(`no reviewer ${name} in ${JSON.stringify(outcome.metadata.reviewers.map((entry) => entry.name))}`)
+  return reviewer
+}
+const firstLine = (prompt: string) => prompt.split("\n").find((line) => line.startsWith("# "))!
+
+describe("spawn_reviewers inside the real opencode binary", () => {
+  test("runs every planned reviewer concurrently, each with its own agent prompt and model, and reports findings and tokens", async () => {
+    const reviewers = Object.fromEntries(reviewerNames.map((name) => [name, [`fake/${name}-model`]])) as Record<ReviewerName, string[]>
+    const outcome = await review({
+      reviewers,
+      latencyMs: 1_000,
+      replies: Object.fromEntries(reviewerNames.map((name) => [`${name}-model`, findingsReply([finding(`${name} finding`, name)], { usage })])),
+    })
+    expect(outcome.code, outcome.stderr).toBe(0)
+    const { metadata } = outcome
+    expect(metadata.error).toBeNull()
+    expect(metadata.plan).toBe(join(outcome.plan.workDir, "plan.json"))
+    expect(metadata.reviewers.map((entry) => [entry.name, entry.status, entry.error])).toEqual(reviewerNames.map((name) => [name, "done", null]))
+    for (const name of reviewerNames) {
+      const reviewer = reviewerOf(outcome, name)
+      expect(reviewer.findings).toEqual([finding(`${name} finding`, name)])
+      expect(reviewer).toMatchObject({ model: `fake/${name}-model`, modelsTried: [`fake/${name}-model`], attempts: 1 })
+      expect(reviewer.tokens).toEqual({ input: 1_000, output: 50, reasoning: 0, cacheRead: 200, cacheWrite: 0 })
+      expect(reviewer.costUsd).toBeGreaterThan(0)
+      expect(reviewer.sessionIDs).toHaveLength(1)
+      // The child's request used the reviewer's agent: its own prompt (after the shared rules) and model.
+      const [request] = outcome.byModel(`${name}-model`)
+      expect(request, name).toBeDefined()
+      expect(request!.system).toContain(firstLine(prompts.reviewers[name]!))
+      expect(request!.system).toContain(firstLine(prompts.shared))
+      expect(request!.lastUser).toContain(`Read ${outcome.plan.contextFile} first`)
+      expect(request!.tools).not.toContain("spawn_reviewers")
+    }
+    // Concurrent: every reviewer request arrived before the first one (1 s latency) was answered.
+    const requests = reviewerNames.map((name) => outcome.byModel(`${name}-model`)[0]!)
+    const lastArrival = Math.max(...requests.map((request) => request.at))
+    const firstAnswer = Math.min(...requests.map((request) => request.finishedAt!))
+    expect(lastArrival).toBeLessThan(firstAnswer)
+    // One prompt prefix for all: only the agent's system prompt differs, never the user message.
+    expect(new Set(requests.map((request) => request.lastUser)).size).toBe(1)
+    // The coordinator got the findings back as the tool result.
+    const [, second] = outcome.byModel("coordinator")
+    expect(second!.toolResults[0]!.content).toContain('<reviewer_result name="security" status="done" model="fake/security-model"')
+    expect(second!.toolResults[0]!.content).toContain("<title>agents-md finding</title>")
+    expect(outcome.toolMs).toBeLessThan(4_000)
+    const sentinel = JSON.parse(await readFile(join(outcome.plan.workDir, "runtime-plugin.json"), "utf8"))
+    expect(sentinel).toMatchObject({ loaded: true, error: null, reviewers: [...reviewerNames] })
+    console.info(`7 reviewers at 1 s model latency: tool ${outcome.toolMs} ms, arrivals spread ${lastArrival - Math.min(...requests.map((r) => r.at))} ms, whole run ${Math.round(outcome.wallMs)} ms`)
+  }, 90_000)
+
+  test("aborts a hung reviewer after idleSeconds and keeps the others' findings", async () => {
+    const outcome = await review({
+      reviewers: { security: ["fake/security-ok"], performance: ["fake/hang"], documentation: ["fake/docs-ok"] },
+      limits: { idleSeconds: 2 },
+      replies: {
+        "security-ok": findingsReply([finding("token logged", "security")]),
+        hang: { type: "hang" },
+        "docs-ok": findingsReply([]),
+      },
+    })
+    expect(outcome.code, outcome.stderr).toBe(0)
+    const hung = reviewerOf(outcome, "performance")
+    expect(hung).toMatchObject({ status: "failed", model: "fake/hang", attempts: 1 })
+    expect(hung.error).toBe("fake/hang: no output for 2 s; no model left to fail back to")
+    expect(hung.durationMs).toBeGreaterThanOrEqual(2_000)
+    expect(hung.durationMs).toBeLessThan(5_000)
+    expect(reviewerOf(outcome, "security")).toMatchObject({ status: "done", findings: [finding("token logged", "security")] })
+    expect(reviewerOf(outcome, "documentation")).toMatchObject({ status: "done", findings: [] })
+    expect(outcome.byModel("hang")).toHaveLength(1)
+    expect(outcome.toolOutput).toContain('<reviewer_result name="performance" status="failed" model="fake/hang"')
+    expect(outcome.metadata.reviewers.length).toBe(3)
+    console.info(`hung reviewer aborted after ${hung.durationMs} ms (idleSeconds 2); tool ${outcome.toolMs} ms`)
+  }, 90_000)
+
+  test("asks once more after malformed findings, then counts a reviewer that is still malformed as failed", async () => {
+    const outcome = await review({
+      reviewers: { security: ["fake/garbled-twice"], "code-quality": ["fake/garbled-once"] },
+      replies: {
+        "garbled-twice": text("Here you go: <findings><finding severity=\"warning\" file=\"a.ts\"><title>unclosed"),
+        "garbled-once": (request) =>
+          request.lastUser.includes("could not be read") ? text(`<findings/>`) : text("I found nothing, but forgot the block."),
+      },
+    })
+    expect(outcome.code, outcome.stderr).toBe(0)
+    const twice = reviewerOf(outcome, "security")
+    expect(twice.status).toBe("failed")
+    expect(twice.error).toMatch(/^malformed findings: /)
+    expect(twice).toMatchObject({ attempts: 1, followUps: 1 })
+    const requests = outcome.byModel("garbled-twice")
+    expect(requests).toHaveLength(2)
+    expect(requests[1]!.lastUser).toMatch(/^Your <findings> block could not be read: /)
+    expect(reviewerOf(outcome, "code-quality")).toMatchObject({ status: "done", findings: [], followUps: 1 })
+    expect(outcome.byModel("garbled-once")).toHaveLength(2)
+  }, 90_000)
+
+  test("fails a reviewer on a 401 without failing back: exactly one request to that model", async () => {
+    const outcome = await review({
+      reviewers: { security: ["fake/unauthorised", "fake/never-used"], documentation: ["fake/docs-ok"] },
+      replies: {
+        unauthorised: statusReply(401),
+        "never-used": findingsReply([]),
+        "docs-ok": findingsReply([]),
+      },
+    })
+    expect(outcome.code, outcome.stderr).toBe(0)
+    const security = reviewerOf(outcome, "security")
+    expect(security).toMatchObject({ status: "failed", model: "fake/unauthorised", modelsTried: ["fake/unauthorised"], attempts: 1 })
+    expect(security.error).toMatch(/^APIError 401: /)
+    expect(outcome.byModel("unauthorised")).toHaveLength(1)
+    expect(outcome.byModel("never-used")).toHaveLength(0)
+    expect(reviewerOf(outcome, "documentation").status).toBe("done")
+  }, 90_000)
+
+  test("fails back to the next model of the chain on 503 and 429, after OpenCode's own retries", async () => {
+    const outcome = await review({
+      reviewers: { security: ["fake/unavailable", "fake/security-backup"], performance: ["fake/rate-limited", "fake/performance-backup"] },
+      replies: {
+        unavailable: statusReply(503, { headers: { "retry-after-ms": "0" } }),
+        "rate-limited": statusReply(429, { headers: { "retry-after-ms": "0" } }),
+        "security-backup": findingsReply([finding("found by the backup", "security")]),
+        "performance-backup": findingsReply([]),
+      },
+    })
+    expect(outcome.code, outcome.stderr).toBe(0)
+    expect(reviewerOf(outcome, "security")).toMatchObject({
+      status: "done",
+      model: "fake/security-backup",
+      modelsTried: ["fake/unavailable", "fake/security-backup"],
+      attempts: 2,
+      findings: [finding("found by the backup", "security")],
+    })
+    expect(reviewerOf(outcome, "security").sessionIDs).toHaveLength(2)
+    expect(reviewerOf(outcome, "performance")).toMatchObject({ status: "done", model: "fake/performance-backup", attempts: 2 })
+    // OpenCode retried each failing model 5 times in its session before giving up: 6 requests, one failure.
+    expect(outcome.byModel("unavailable")).toHaveLength(6)
+    expect(outcome.byModel("rate-limited")).toHaveLength(6)
+    expect(outcome.toolOutput).toContain('attempts="2" models_tried="fake/unavailable fake/security-backup"')
+    console.info(`503/429 failback: tool ${outcome.toolMs} ms`)
+  }, 90_000)
+
+  test("fails back at once when OpenCode's next retry is due after the deadline, and on silence during its backoff", async () => {
+    const outcome = await review({
+      reviewers: { security: ["fake/retry-in-an-hour", "fake/security-backup"], performance: ["fake/down", "fake/performance-backup"] },
+      limits: { idleSeconds: 3 },
+      replies: {
+        // retry-after is honoured uncapped: OpenCode would wait an hour (opencode-facts §4).
+        "retry-in-an-hour": statusReply(429, { headers: { "retry-after": "3600" } }),
+        // No retry header: OpenCode backs off 2, 4, 8… s, producing no output meanwhile.
+        down: statusReply(503),
+        "security-backup": findingsReply([]),
+        "performance-backup": findingsReply([]),
+      },
+    })
+    expect(outcome.code, outcome.stderr).toBe(0)
+    const security = reviewerOf(outcome, "security")
+    expect(security).toMatchObject({ status: "done", model: "fake/security-backup", attempts: 2 })
+    expect(security.durationMs).toBeLessThan(2_000)
+    expect(outcome.byModel("retry-in-an-hour")).toHaveLength(1)
+    const performance = reviewerOf(outcome, "performance")
+    expect(performance).toMatchObject({ status: "done", model: "fake/performance-backup", attempts: 2 })
+    expect(performance.durationMs).toBeGreaterThanOrEqual(3_000)
+    expect(outcome.byModel("down").length).toBeGreaterThanOrEqual(1)
+    expect(outcome.byModel("down").length).toBeLessThan(6)
+  }, 90_000)
+
+  test("registers the tool and explains itself when OPENCODE_REVIEWER_WORK_DIR is missing", async () => {
+    const outcome = await review({ reviewers: { security: ["fake/security-ok"] }, replies: { "security-ok": findingsReply([]) }, withoutWorkDir: true })
+    expect(outcome.code, outcome.stderr).toBe(0)
+    const call = outcome.events.find((event) => event.type === "tool_use")!
+    expect(call.part.state.status).toBe("completed")
+    expect(call.part.state.title).toBe("spawn_reviewers could not run")
+    expect(outcome.toolOutput).toContain("<error>OPENCODE_REVIEWER_WORK_DIR is not set")
+    expect(outcome.metadata.reviewers).toEqual([])
+    expect(outcome.byModel("security-ok")).toHaveLength(0)
+  }, 90_000)
+})
