@@ -1,4 +1,4 @@
-import { isSessionError, type SessionError } from "./classify-error"
+import { isSessionError, type SessionError } from "@opencode-reviewer/core/provider-errors"
 import { ChildSessionRequestError } from "./errors"
 import { readStatus, type SessionSignal } from "./events"
 

@@ -1,7 +1,7 @@
 import pLimit from "p-limit"
 import type { Finding } from "@opencode-reviewer/core/finding"
 import { selectModel, type Breakers } from "./breaker"
-import { classifyError, describeError, type SessionError } from "./classify-error"
+import { classifyError, describeError, type SessionError } from "@opencode-reviewer/core/provider-errors"
 import type { Clock } from "./clock"
 import { addTokens, noTokens, type AssistantReply, type SessionDriver, type Tokens } from "./driver"
 import { askForCorrection, askForShorterAnswer } from "./instructions"

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest"
-import { classifyError, describeError } from "./classify-error"
+import { classifyError, describeError } from "./provider-errors"
 
 // Error shapes as OpenCode 1.18.33 reported them against the scripted model server (opencode-facts §4).
 const observed = {
