@@ -1,3 +1,4 @@
+import { closeSync, openSync, readSync, statSync } from "node:fs"
 import { readFile, rm } from "node:fs/promises"
 import { join } from "node:path"
 import {
@@ -60,6 +61,8 @@ export async function runReview(prepared: Prepared, io: Io): Promise<Coordinator
   const reviewers = plan.agents.filter((agent) => agent.role === "reviewer").map((agent) => agent.name)
   io.stderr(`review: ${plan.tier} tier, ${reviewers.length} reviewers (${reviewers.join(", ")}), coordinator on ${coordinator.models[0]}\n`)
 
+  const tail = tailProgress(join(plan.workDir, "progress.jsonl"), io)
+  await rm(tail.file, { force: true })
   const result = await runCoordinator({
     binary: findOpencodeBinary(io.env, import.meta.url),
     repoDir: prepared.repoDir,
@@ -72,9 +75,9 @@ export async function runReview(prepared: Prepared, io: Io): Promise<Coordinator
     coordinatorMinutes: config.limits.coordinatorMinutes,
     heartbeatSeconds: config.limits.heartbeatSeconds,
     log: log.child({ stage: "coordinator" }),
-    onEvent: (event) => progress(event, io),
+    onEvent: (event) => progress(event, io, tail.seen()),
     onProgress: (line) => io.stderr(`review: ${line}\n`),
-  })
+  }).finally(() => tail.stop())
   const submission = await readSubmission(submissionFile)
   const durationMs = Math.round(performance.now() - started)
   if (!result.ok && submission === null) {
@@ -239,17 +242,79 @@ function hintFor(result: CoordinatorResult): string | null {
 
 // Child sessions are invisible in the parent's JSONL; the spawn_reviewers tool result carries each
 // reviewer's outcome, so that is where per-reviewer progress comes from.
-function progress(event: RunEvent, io: Io): void {
+function progress(event: RunEvent, io: Io, live: boolean): void {
   if (event.type !== "tool_use") return
   const part = event.part as { tool?: string; state?: { status?: string; metadata?: { reviewers?: unknown } } } | undefined
   if (part?.tool !== "spawn_reviewers") {
     if (part?.tool) io.stderr(`review: coordinator used ${part.tool} (${part.state?.status ?? "?"})\n`)
     return
   }
+  // The live progress file already told each reviewer's story; this is the fallback without it.
+  if (live) return
   const reviewers = Array.isArray(part.state?.metadata?.reviewers) ? (part.state!.metadata!.reviewers as Record<string, unknown>[]) : []
   for (const reviewer of reviewers) {
     const findings = Array.isArray(reviewer.findings) ? reviewer.findings.length : 0
     const detail = reviewer.status === "done" ? `${findings} finding${findings === 1 ? "" : "s"}` : `failed: ${String(reviewer.error)}`
     io.stderr(`review:   ${String(reviewer.name).padEnd(14)} ${detail}\n`)
+  }
+}
+
+/** Follows the runtime's progress file while the coordinator runs and prints each reviewer's start and end. */
+function tailProgress(file: string, io: Io): { file: string; seen(): boolean; stop(): void } {
+  let offset = 0
+  let pending = ""
+  let lines = 0
+  const read = () => {
+    let size = 0
+    try {
+      size = statSync(file).size
+    } catch {
+      return
+    }
+    if (size <= offset) return
+    const handle = openSync(file, "r")
+    try {
+      const buffer = Buffer.alloc(size - offset)
+      readSync(handle, buffer, 0, buffer.length, offset)
+      offset = size
+      pending += buffer.toString("utf8")
+    } finally {
+      closeSync(handle)
+    }
+    const complete = pending.split("\n")
+    pending = complete.pop() ?? ""
+    for (const line of complete) {
+      const entry = parseProgress(line)
+      if (!entry) continue
+      lines += 1
+      io.stderr(`review: ${entry}\n`)
+    }
+  }
+  const timer = setInterval(read, 200)
+  return {
+    file,
+    seen: () => (read(), lines > 0),
+    stop() {
+      clearInterval(timer)
+      read()
+    },
+  }
+}
+
+function parseProgress(line: string): string | null {
+  try {
+    const entry = JSON.parse(line) as Record<string, unknown>
+    const name = String(entry.name ?? "").padEnd(14)
+    if (entry.event === "reviewers-start" && Array.isArray(entry.reviewers)) return `running ${entry.reviewers.join(", ")}`
+    if (entry.event === "reviewer-start") {
+      return Number(entry.attempt) > 1 ? `  ${name} failing back to ${String(entry.model)}` : `  ${name} started on ${String(entry.model)}`
+    }
+    if (entry.event === "reviewer-end") {
+      const count = Number(entry.findings ?? 0)
+      return entry.status === "done" ? `  ${name} done, ${count} finding${count === 1 ? "" : "s"}` : `  ${name} FAILED: ${String(entry.error)}`
+    }
+    return null
+  } catch {
+    return null
   }
 }

@@ -1,3 +1,4 @@
+import { appendFileSync } from "node:fs"
 import { writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import type { Hooks, PluginInput } from "@opencode-ai/plugin"
@@ -110,6 +111,8 @@ export function createRuntimeHooks(input: PluginInput, options: RuntimeOptions):
           )
           const { tasks, notes } = planTasks(plan, args, options.workDir!)
           log("info", "reviewers start", { plan: read.file, reviewers: tasks.map((task) => task.name) })
+          const progress = progressWriter(options.workDir!)
+          progress({ event: "reviewers-start", reviewers: tasks.map((task) => task.name) })
           const outcomes = await runReviewers({
             tasks,
             parentID: context.sessionID,
@@ -120,7 +123,11 @@ export function createRuntimeHooks(input: PluginInput, options: RuntimeOptions):
             breakers,
             parse: (text) => parseFindings(text),
             signal: context.abort,
+            onAttempt(name, model, attempt) {
+              progress({ event: "reviewer-start", name, model, attempt })
+            },
             onOutcome(outcome, finished, total) {
+              progress({ event: "reviewer-end", name: outcome.name, status: outcome.status, error: outcome.error, model: outcome.model, findings: outcome.findings.length })
               log(outcome.status === "done" ? "info" : "warn", "reviewer-end", {
                 name: outcome.name,
                 status: outcome.status,
@@ -196,6 +203,22 @@ async function writeSentinel(workDir: string | null): Promise<void> {
     reviewers: read.ok ? read.plan.agents.filter((agent) => agent.role === "reviewer").map((agent) => agent.name) : [],
   }
   await writeFile(join(workDir, sentinelFile), JSON.stringify(record, null, 2) + "\n").catch(() => {})
+}
+
+/** The file the CLI tails for live progress: one JSON line per reviewer start and end. */
+export const progressFileName = "progress.jsonl"
+
+// Child sessions never reach the parent's stdout, so progress travels through the work dir. A write
+// failure only costs the progress display, never the review.
+function progressWriter(workDir: string): (entry: Record<string, unknown>) => void {
+  const file = join(workDir, progressFileName)
+  return (entry) => {
+    try {
+      appendFileSync(file, JSON.stringify({ at: Date.now(), ...entry }) + "\n")
+    } catch {
+      // progress is best effort
+    }
+  }
 }
 
 export * as Runtime from "./runtime"

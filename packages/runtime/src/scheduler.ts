@@ -61,6 +61,8 @@ export interface RunOptions {
   signal?: AbortSignal
   /** Called as each reviewer finishes. */
   onOutcome?(outcome: ReviewerOutcome, finished: number, total: number): void
+  /** Called when a reviewer starts an attempt on a model (the first, or a failback). */
+  onAttempt?(name: string, model: string, attempt: number): void
 }
 
 type AttemptResult =
@@ -167,6 +169,7 @@ async function runReviewer(task: ReviewerTask, context: Context): Promise<Review
     excluded.add(model)
     progress.attempts += 1
     progress.modelsTried.push(model)
+    context.onAttempt?.(task.name, model, progress.attempts)
     const result = await runAttempt(task, model, context, progress).catch(
       (cause: unknown): AttemptResult => ({ kind: "fatal", error: cause instanceof Error ? cause.message : String(cause), answered: false }),
     )
