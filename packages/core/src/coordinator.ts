@@ -100,13 +100,13 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<Coord
 
 /** A one-line account of an attempt's failure for people. */
 export function describeAttempt(attempt: CoordinatorAttempt): string {
+  if (attempt.outcome === "crash") return `exited ${attempt.exitCode} before any output: ${attempt.stderrTail.trim().split("\n").at(-1) ?? ""}`
   if (attempt.error) {
     const status = attempt.error.statusCode ? ` ${attempt.error.statusCode}` : ""
     const from = attempt.error.provider ? ` from ${attempt.error.provider}` : ""
     return `${attempt.error.name}${status}${from}: ${attempt.error.message}`
   }
   if (attempt.outcome === "timeout") return "killed by the outer timeout"
-  if (attempt.outcome === "crash") return `exited ${attempt.exitCode} before any output: ${attempt.stderrTail.trim().split("\n").at(-1) ?? ""}`
   return attempt.outcome
 }
 
@@ -203,9 +203,10 @@ async function runAttempt(model: string, options: CoordinatorOptions, result: Co
   if (outcome) return { ...base, outcome, error: null }
   if (lastError !== null) return { ...base, outcome: "error", error: classifyProviderError(lastError) }
   if (lastReason === "length") return { ...base, outcome: "length", error: null }
-  if (exitCode !== 0) {
+  if (exitCode !== 0 || events === 0) {
     const error = classifyProviderError({ name: "UnknownError", data: { message: stderrTail.trim().split("\n").slice(-3).join(" ") || `exit ${exitCode}` } })
-    // Nothing printed at all: the process died on start-up; another attempt may well work.
+    // Nothing printed at all (even with exit 0): the process died on start-up or never ran the
+    // agent; another attempt may well work.
     if (events === 0) return { ...base, outcome: "crash", error: { ...error, verdict: "failback" } }
     return { ...base, outcome: "error", error: retryableText(stderrTail) ? { ...error, verdict: "failback" } : error }
   }

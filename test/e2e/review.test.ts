@@ -1,0 +1,285 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterEach, describe, expect, test } from "vitest"
+import { main } from "opencode-reviewer"
+import { parseFindings, renderReviewXml, type Finding, type ReviewRecord } from "@opencode-reviewer/core"
+import {
+  createTempRepo,
+  findingsReply,
+  gitEnv,
+  hangReply,
+  lengthReply,
+  rateLimitReply,
+  startModelServer,
+  statusReply,
+  text,
+  toolCall,
+  type ModelServer,
+  type RecordedRequest,
+  type Reply,
+  type TempRepo,
+} from "@opencode-reviewer/testkit"
+
+// `opencode-reviewer review` end to end: the CLI plans, runs the real opencode binary with the
+// runtime plugin and the comment server, and the scripted model plays coordinator and specialists.
+
+const specialists = ["security", "code-quality", "performance", "compliance", "documentation", "release", "agents-md"]
+
+interface Run {
+  code: number
+  stdout: string
+  stderr: string
+  record: ReviewRecord | null
+  server: ModelServer
+  repo: TempRepo
+}
+
+const cleanups: (() => Promise<void>)[] = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup()
+})
+
+/** A coordinator that runs the reviewers, keeps every finding they report, and submits. */
+function judge(request: RecordedRequest): Reply {
+  if (request.toolResults.length === 0) return toolCall("spawn_reviewers", {})
+  if (request.toolResults.length === 1) {
+    const output = request.toolResults[0]!.content
+    const findings: Finding[] = [...output.matchAll(/<findings>[\s\S]*?<\/findings>/g)].flatMap((match) => {
+      const parsed = parseFindings(match[0])
+      return parsed.ok ? parsed.findings : []
+    })
+    const failed = [...output.matchAll(/name="([^"]+)" status="failed"/g)].map((match) => match[1])
+    const summary = `Judged ${findings.length} findings.${failed.length ? ` Failed reviewers: ${failed.join(", ")}.` : ""}`
+    return toolCall("review_submit_review", { review: renderReviewXml({ summary, findings, answer: null }) })
+  }
+  return text("Submitted.")
+}
+
+const sqlFinding = {
+  severity: "critical" as const,
+  file: "src/auth/login.ts",
+  line: 2,
+  category: "security",
+  title: "SQL built from the request",
+  body: "The user name is concatenated into the query.",
+}
+
+interface Options {
+  files?: Record<string, string>
+  replies?: Record<string, Reply | ((request: RecordedRequest) => Reply)>
+  coordinator?: string[]
+  config?: Record<string, unknown>
+  args?: string[]
+  env?: Record<string, string>
+  contextLimit?: number
+}
+
+async function review(options: Options = {}): Promise<Run> {
+  const server = await startModelServer()
+  const repo = await createTempRepo()
+  cleanups.push(() => server.close(), () => repo.remove())
+  await repo.write({ "README.md": "# app\n", "src/app.ts": "export const a = 1\n" })
+  repo.commit("init")
+  repo.git("checkout", "-q", "-b", "feature")
+  await repo.write(options.files ?? { "src/auth/login.ts": "export function login(db, name) {\n  return db.query(`SELECT * FROM users WHERE name = '${name}'`)\n}\n" })
+  repo.commit("Add login")
+
+  const coordinator = options.coordinator ?? ["fake/coordinator"]
+  const replies: Record<string, Reply | ((request: RecordedRequest) => Reply)> = {
+    "fake/coordinator": judge,
+    ...Object.fromEntries(specialists.map((name) => [`fake/${name}`, findingsReply(name === "security" ? [sqlFinding] : [], { usage: { input: 1000, output: 50, cacheRead: 200 } })])),
+    ...options.replies,
+  }
+  for (const [model, reply] of Object.entries(replies)) server.rule((request) => `fake/${request.model}` === model, reply)
+  const models = [...new Set([...coordinator, ...Object.keys(replies)])].map((model) => model.slice("fake/".length))
+  const config = {
+    provider: {
+      fake: {
+        npm: "@ai-sdk/openai-compatible",
+        options: { baseURL: server.url, apiKey: "test-key" },
+        models: Object.fromEntries(models.map((model) => [model, { limit: { context: options.contextLimit ?? 200_000, output: 8_000 }, cost: { input: 3, output: 15, cache_read: 0.3 } }])),
+      },
+    },
+    models: { top: coordinator, standard: coordinator, light: coordinator },
+    reviewers: Object.fromEntries(specialists.map((name) => [name, { model: `fake/${name}` }])),
+    limits: { heartbeatSeconds: 30 },
+    ...options.config,
+  }
+  const scratch = await mkdtemp(join(tmpdir(), "ocr-review-e2e-"))
+  cleanups.push(() => rm(scratch, { recursive: true, force: true }))
+  const configFile = join(scratch, "config.json")
+  await writeFile(configFile, JSON.stringify(config))
+  const outputDir = join(scratch, "out")
+
+  let stdout = ""
+  let stderr = ""
+  const code = await main({
+    argv: ["review", "--repo", repo.dir, "--config", configFile, "--output-dir", outputDir, ...(options.args ?? [])],
+    env: { ...gitEnv(repo.dir), ...options.env },
+    cwd: repo.dir,
+    stdout: (chunk) => void (stdout += chunk),
+    stderr: (chunk) => void (stderr += chunk),
+    stdin: async () => new Uint8Array(),
+    execPath: process.execPath,
+  })
+  const record = await readFile(join(outputDir, "review.json"), "utf8").then(
+    (json) => JSON.parse(json) as ReviewRecord,
+    () => null,
+  )
+  return { code, stdout, stderr, record, server, repo }
+}
+
+const modelsAsked = (server: ModelServer) => [...new Set(server.requests.filter((request) => !request.isTitle).map((request) => request.model))].sort()
+
+describe("opencode-reviewer review", () => {
+  test("reviews a temp repo end to end into the expected review.json", async () => {
+    const run = await review()
+    expect(run.stderr).toContain("review: full tier")
+    expect(run.stderr).toMatch(/security\s+done, 1 finding/)
+    expect(run.code).toBe(2)
+    const record = run.record!
+    expect(record).toMatchObject({
+      decision: "significant_concerns",
+      tier: "full",
+      breakGlass: false,
+      injectionSuspected: false,
+      findings: [{ id: "f1", reviewer: "security", severity: "critical", file: "src/auth/login.ts", line: 2, status: "new" }],
+      coverage: { reviewedFiles: 1, filtered: [], failedReviewers: [] },
+    })
+    // Per-agent tokens are what the model server sent (input excludes the cached part).
+    for (const name of ["security", "code-quality", "performance", "compliance", "documentation", "agents-md"]) {
+      expect(record.usage.byAgent[name], name).toMatchObject({ input: 1000, output: 50, cacheRead: 200 })
+    }
+    expect(record.usage.byAgent.review_coordinator!.input).toBeGreaterThan(0)
+    expect(record.usage.costUsd).toBeCloseTo(Object.values(record.usage.byAgent).reduce((sum, entry) => sum + entry.costUsd, 0), 5)
+    expect(run.stdout).toContain("SQL built from the request")
+  })
+
+  test("runs the trivial set: the coordinator on the standard family and one generalist", async () => {
+    const run = await review({ files: { "src/app.ts": "export const a = 2\n" }, config: { models: { top: ["fake/top-unused"], standard: ["fake/coordinator"], light: ["fake/light-unused"] } } })
+    expect(run.code).toBe(0)
+    expect(modelsAsked(run.server)).toEqual(["code-quality", "coordinator"])
+    expect(run.record!.tier).toBe("trivial")
+  })
+
+  test("runs the lite set: four agents", async () => {
+    const lines = Array.from({ length: 30 }, (_, index) => `export const value${index} = ${index}`).join("\n") + "\n"
+    const run = await review({ files: { "src/values.ts": lines } })
+    expect(run.code).toBe(0)
+    expect(modelsAsked(run.server)).toEqual(["code-quality", "compliance", "coordinator", "documentation"])
+  })
+
+  test("runs the full set with the release reviewer when release files change", async () => {
+    const run = await review({ files: { "src/auth/login.ts": "export const x = 1\n", "CHANGELOG.md": "## 2.0.0\n" } })
+    expect(modelsAsked(run.server)).toEqual(["agents-md", "code-quality", "compliance", "coordinator", "documentation", "performance", "release", "security"])
+  })
+
+  test("fails the coordinator back to the next model of its chain on 503", async () => {
+    const run = await review({
+      coordinator: ["fake/top", "fake/coordinator"],
+      replies: { "fake/top": statusReply(503, { message: "overloaded", headers: { "retry-after-ms": "0" } }) },
+    })
+    expect(run.code).toBe(2)
+    expect(run.stderr).toMatch(/failing back to fake\/coordinator/)
+    expect(run.server.requests.filter((request) => request.model === "top").length).toBeGreaterThan(1)
+    expect(run.record!.usage.byModel["fake/coordinator"]).toBeDefined()
+  })
+
+  test("fails a reviewer back on 429 and keeps its findings", async () => {
+    const run = await review({
+      config: { reviewers: { ...Object.fromEntries(specialists.map((name) => [name, { model: `fake/${name}` }])), security: { model: ["fake/sec-busy", "fake/security"] } } },
+      replies: { "fake/sec-busy": rateLimitReply({ retryAfterMs: 0 }) },
+    })
+    expect(run.stderr).toMatch(/security\s+failing back to fake\/security/)
+    expect(run.record!.findings.map((finding) => finding.title)).toEqual(["SQL built from the request"])
+  })
+
+  test("stops on 401 without failing back and names the provider", async () => {
+    const run = await review({ coordinator: ["fake/top", "fake/coordinator"], replies: { "fake/top": statusReply(401, { message: "invalid api key" }) } })
+    expect(run.code).toBe(1)
+    const port = new URL(run.server.url).host
+    expect(run.stderr).toContain(`APIError 401 from ${port}`)
+    expect(run.stderr).toMatch(/hint: the provider at .* refused the credentials/)
+    expect(run.server.requests.filter((request) => request.model === "top")).toHaveLength(1)
+    expect(run.server.requests.filter((request) => request.model === "coordinator")).toHaveLength(0)
+    expect(run.record).toBeNull()
+  })
+
+  test("aborts a hung specialist, lists it as failed and keeps everyone else's findings", async () => {
+    const run = await review({ replies: { "fake/performance": hangReply() }, config: { limits: { idleSeconds: 2, heartbeatSeconds: 30 } } })
+    expect(run.code).toBe(2)
+    expect(run.record!.coverage.failedReviewers).toEqual([{ name: "performance", error: expect.stringContaining("no output for 2 s") }])
+    expect(run.record!.findings.map((finding) => finding.reviewer)).toEqual(["security"])
+    expect(run.stderr).toMatch(/performance\s+FAILED/)
+  })
+
+  test("retries the coordinator when its answer is cut off by length", async () => {
+    let first = true
+    const run = await review({
+      replies: {
+        "fake/coordinator": (request) => {
+          if (first && request.toolResults.length === 0) {
+            first = false
+            return lengthReply("I will start by")
+          }
+          return judge(request)
+        },
+      },
+    })
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain("coordinator answer was cut off (length)")
+    expect(run.record!.findings).toHaveLength(1)
+  })
+
+  test("retries a coordinator that crashes at start with the next model, then says why it gave up", async () => {
+    // A stand-in binary that dies on start the way a broken install does, logging each attempt.
+    const scratch = await mkdtemp(join(tmpdir(), "ocr-crash-"))
+    cleanups.push(() => rm(scratch, { recursive: true, force: true }))
+    const binary = join(scratch, "opencode")
+    await writeFile(binary, `#!/bin/sh\necho "$OPENCODE_CONFIG_CONTENT" | grep -o '"model":"[^"]*"' | head -1 >> ${join(scratch, "attempts")}\necho "error: failed to start: out of file handles" >&2\nexit 3\n`, { mode: 0o755 })
+    const run = await review({ coordinator: ["fake/coordinator", "fake/second"], env: { OPENCODE_BIN: binary } })
+    expect(run.code).toBe(1)
+    expect((await readFile(join(scratch, "attempts"), "utf8")).trim().split("\n")).toEqual(['"model":"fake/coordinator"', '"model":"fake/second"'])
+    expect(run.stderr).toMatch(/the coordinator could not finish the review:\n\s+fake\/coordinator: exited 3 before any output: error: failed to start: out of file handles\n\s+fake\/second: exited 3/)
+  })
+
+  test("carries a 2 MB description through stdin to the coordinator", async () => {
+    const scratch = await mkdtemp(join(tmpdir(), "ocr-description-"))
+    cleanups.push(() => rm(scratch, { recursive: true, force: true }))
+    const description = join(scratch, "description.md")
+    await writeFile(description, "Context. ".repeat(233_017) + "END-OF-DESCRIPTION")
+    // A context window the 2 MB prompt fits in: otherwise OpenCode compacts, as it should.
+    const run = await review({ args: ["--description-file", description], files: { "src/app.ts": "export const a = 2\n" }, contextLimit: 2_000_000 })
+    expect(run.code, run.stderr).toBe(0)
+    const first = run.server.requests.find((request) => request.model === "coordinator" && !request.isTitle)!
+    expect(first.bytes).toBeGreaterThan(2_000_000)
+    expect(first.lastUser).toContain("END-OF-DESCRIPTION")
+  })
+})
+
+describe("opencode-reviewer demo", () => {
+  test("reviews the bundled sample offline and finds the seeded bug", async () => {
+    const scratch = await mkdtemp(join(tmpdir(), "ocr-demo-"))
+    cleanups.push(() => rm(scratch, { recursive: true, force: true }))
+    let stdout = ""
+    let stderr = ""
+    const code = await main({
+      argv: ["demo", "--output-dir", scratch],
+      env: { PATH: process.env.PATH!, HOME: scratch },
+      cwd: scratch,
+      stdout: (chunk) => void (stdout += chunk),
+      stderr: (chunk) => void (stderr += chunk),
+      stdin: async () => new Uint8Array(),
+      execPath: process.execPath,
+    })
+    expect(code, stderr).toBe(0)
+    expect(stderr).toContain("review: lite tier, 4 reviewers")
+    expect(stderr).toMatch(/security\s+done, 1 finding/)
+    expect(stdout).toContain("Decision: significant_concerns")
+    expect(stdout).toContain("SQL injection through the admin search text (src/users.ts:17)")
+    expect(stdout).toMatch(/Cost \$\d+\.\d+/)
+    const record = JSON.parse(await readFile(join(scratch, "review.json"), "utf8")) as ReviewRecord
+    expect(record.findings[0]).toMatchObject({ file: "src/users.ts", line: 17, severity: "critical" })
+  })
+})
