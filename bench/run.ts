@@ -80,3 +80,5 @@ try {
 } finally {
   await repo.remove()
 }
+
+await import("./review")

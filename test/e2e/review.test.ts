@@ -154,6 +154,8 @@ describe("opencode-reviewer review", () => {
     expect(record.usage.byAgent.review_coordinator!.input).toBeGreaterThan(0)
     expect(record.usage.costUsd).toBeCloseTo(Object.values(record.usage.byAgent).reduce((sum, entry) => sum + entry.costUsd, 0), 5)
     expect(run.stdout).toContain("SQL built from the request")
+    // The run ends at submit_review: no closing coordinator turn that re-sends the conversation.
+    expect(run.server.requests.filter((request) => request.model === "coordinator" && !request.isTitle)).toHaveLength(2)
   })
 
   test("runs the trivial set: the coordinator on the standard family and one generalist", async () => {

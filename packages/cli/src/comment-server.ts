@@ -77,7 +77,7 @@ export async function handleSubmitReview(workDir: string, input: unknown, option
 }
 
 /** The MCP server with the one `submit_review` tool, writing into `workDir`. */
-export function createCommentServer(workDir: string, options: SubmitOptions = {}): McpServer {
+export function createCommentServer(workDir: string, options: SubmitOptions & { holdMs?: number } = {}): McpServer {
   const server = new McpServer({ name: "opencode-reviewer-comments", version: packageJson.version })
   server.registerTool(
     submitReviewTool,
@@ -89,11 +89,18 @@ export function createCommentServer(workDir: string, options: SubmitOptions = {}
     },
     async (input) => {
       const result = await handleSubmitReview(workDir, input, options)
+      // The CLI ends the coordinator once submission.json exists. Answering at once would make
+      // OpenCode send the whole conversation to the model for a closing turn nobody reads; holding
+      // the answer a while lets the CLI stop first. Without a CLI watching, the answer still comes.
+      if (result.ok && options.holdMs) await Bun.sleep(options.holdMs)
       return { content: [{ type: "text" as const, text: result.text }], isError: !result.ok }
     },
   )
   return server
 }
+
+/** How long (ms) to hold a successful submit_review answer so the CLI can end the run first. */
+export const holdVariable = "OPENCODE_REVIEWER_HOLD_MS"
 
 /** Starts the server on stdio; the work dir comes from the environment. Resolves once connected. */
 export async function startCommentServer(env: Record<string, string | undefined>): Promise<McpServer> {
@@ -102,7 +109,8 @@ export async function startCommentServer(env: Record<string, string | undefined>
   if (!workDir || !isAbsolute(workDir)) {
     throw new Error(`${workDirVariable} must be set to the absolute work dir (got ${JSON.stringify(workDir ?? null)})`)
   }
-  const server = createCommentServer(workDir, { log })
+  const holdMs = Number(env[holdVariable] ?? 0)
+  const server = createCommentServer(workDir, { log, holdMs: Number.isFinite(holdMs) ? Math.min(Math.max(holdMs, 0), 60_000) : 0 })
   const transport = new StdioServerTransport()
   transport.onclose = () => process.exit(0)
   await server.connect(transport)

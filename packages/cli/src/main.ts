@@ -204,7 +204,7 @@ function addReviewMachinery(store: Contributions, workDir: string, bun: string):
   store.mcp.set("review", {
     type: "local",
     command: [bun, commentServerPath],
-    environment: { OPENCODE_REVIEWER_WORK_DIR: workDir },
+    environment: { OPENCODE_REVIEWER_WORK_DIR: workDir, OPENCODE_REVIEWER_HOLD_MS: "20000" },
     enabled: true,
     timeout: 30_000,
   })

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync, statSync } from "node:fs"
+import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs"
 import { readFile, rm } from "node:fs/promises"
 import { join } from "node:path"
 import {
@@ -76,6 +76,8 @@ export async function runReview(prepared: Prepared, io: Io): Promise<Coordinator
     heartbeatSeconds: config.limits.heartbeatSeconds,
     log: log.child({ stage: "coordinator" }),
     onEvent: (event) => progress(event, io, tail.seen()),
+    stopWhen: (event) => event.type === "tool_use" && event.part?.tool === "review_submit_review" && existsSync(submissionFile),
+    shouldStop: () => existsSync(submissionFile),
     onProgress: (line) => io.stderr(`review: ${line}\n`),
   }).finally(() => tail.stop())
   const submission = await readSubmission(submissionFile)

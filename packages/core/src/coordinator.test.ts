@@ -159,3 +159,17 @@ describe("childEnv", () => {
     expect(dropped).toEqual(["AWS_SECRET_ACCESS_KEY", "CI_JOB_TOKEN", "GITLAB_TOKEN", "OPENAI_API_KEY"])
   })
 })
+
+describe("runCoordinator stopWhen", () => {
+  test("ends the run as a success at the chosen event without waiting for the process", async () => {
+    const submit = { type: "tool_use", part: { type: "tool", tool: "review_submit_review", state: { status: "completed", output: "recorded" } } }
+    const started = performance.now()
+    const { result } = await run([{ lines: [step("tool-calls"), submit], hang: true }], {
+      stopWhen: (event) => event.type === "tool_use" && event.part?.tool === "review_submit_review",
+    })
+    expect(result.ok).toBe(true)
+    expect(result.attempts).toHaveLength(1)
+    expect(result.toolUses.map((use) => use.tool)).toEqual(["review_submit_review"])
+    expect(performance.now() - started).toBeLessThan(5_000)
+  })
+})

@@ -61,6 +61,14 @@ export interface CoordinatorOptions {
   signal?: AbortSignal
   onEvent?(event: RunEvent): void
   onProgress?(line: string): void
+  /**
+   * Ends the run successfully as soon as this returns true for an event. After submit_review the
+   * coordinator has nothing left to say, but OpenCode would still send the whole conversation back
+   * to the model for one more turn: stopping there saves that turn's time and tokens.
+   */
+  stopWhen?(event: RunEvent): boolean
+  /** Polled every 100 ms: true ends the run successfully (e.g. once the submission file exists). */
+  shouldStop?(): boolean
 }
 
 const killGraceMs = 5_000
@@ -147,12 +155,13 @@ async function runAttempt(model: string, options: CoordinatorOptions, result: Co
     const quiet = performance.now() - lastOutput
     if (quiet >= heartbeatMs) options.onProgress?.(`Model is thinking... (${Math.round(quiet / 1000)}s since last output)`)
   }, heartbeatMs)
-  const kill = (why: "timeout" | "aborted") => {
+  const kill = (why: "timeout" | "aborted" | "ok") => {
     outcome ??= why
     child.kill("SIGTERM")
     setTimeout(() => child.kill("SIGKILL"), killGraceMs).unref?.()
   }
   const timer = setTimeout(() => kill("timeout"), options.coordinatorMinutes * 60_000)
+  const watch = options.shouldStop ? setInterval(() => options.shouldStop!() && kill("ok"), 100) : null
   const onAbort = () => kill("aborted")
   options.signal?.addEventListener("abort", onAbort)
 
@@ -174,6 +183,7 @@ async function runAttempt(model: string, options: CoordinatorOptions, result: Co
         result.steps.push(stepUsage(config.default_agent, model, event.part ?? {}))
       }
       if (event.type === "tool_use") result.toolUses.push(toolUse(event.part ?? {}))
+      if (options.stopWhen?.(event)) kill("ok")
     }
   }
 
@@ -191,6 +201,7 @@ async function runAttempt(model: string, options: CoordinatorOptions, result: Co
     await stderrDone
   } finally {
     clearInterval(heartbeat)
+    if (watch) clearInterval(watch)
     clearTimeout(timer)
     options.signal?.removeEventListener("abort", onAbort)
   }
