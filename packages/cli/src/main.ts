@@ -135,6 +135,7 @@ export interface Prepared {
   log: pino.Logger
   repoDir: string
   outputDir: string
+  provider: VcsProvider
 }
 
 /** Reads the change and the config, plans, and writes the work dir (patches, prompt, opencode.json). */
@@ -194,7 +195,7 @@ export async function prepare(values: Flags, io: Io, command: keyof typeof comma
   }
   for (const warning of result.warnings) io.stderr(`warning: ${warning}\n`)
   if (result.files.length === 0) io.stderr(`warning: ${change.source} has no changed files; there is nothing to review\n`)
-  return { plan: result, change, config, log, repoDir, outputDir }
+  return { plan: result, change, config, log, repoDir, outputDir, provider }
 }
 
 // The two things that turn a plan into a running review: the runtime plugin that gives the

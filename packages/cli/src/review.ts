@@ -21,7 +21,6 @@ import {
   type Submission,
   type UsageEntry,
 } from "@opencode-reviewer/core"
-import { publishLocal } from "@opencode-reviewer/local"
 import type { Io, Prepared } from "./main"
 
 /** What the coordinator run produced, before it becomes review.json. */
@@ -123,7 +122,7 @@ export async function finishReview(prepared: Prepared, outcome: CoordinatorOutco
     breakGlass: false,
     injectionSuspected: plan.injection.length > 0,
   })
-  await publishLocal(record, { outputDir: prepared.outputDir, write: io.stdout })
+  await prepared.provider.publish(record, { outputDir: prepared.outputDir, write: io.stdout })
   return record
 }
 
@@ -145,7 +144,7 @@ export async function finishEmptyReview(prepared: Prepared, io: Io): Promise<Rev
     breakGlass: false,
     injectionSuspected: plan.injection.length > 0,
   })
-  await publishLocal(record, { outputDir: prepared.outputDir, write: io.stdout })
+  await prepared.provider.publish(record, { outputDir: prepared.outputDir, write: io.stdout })
   return record
 }
 

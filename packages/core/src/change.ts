@@ -1,4 +1,13 @@
 import type { MergeRequestComment, MergeRequestInfo, PreviousReview } from "./prompt"
+import type { ReviewRecord } from "./review-record"
+
+/** Where a provider's local outputs go and how it talks to the person running it. */
+export interface PublishOptions {
+  /** Directory for review.json and reports. */
+  outputDir: string
+  /** The human-readable rendering (the CLI passes stdout). */
+  write(text: string): void
+}
 
 /** A change to review, as a VCS provider (or a patch file) delivers it. */
 export interface Change {
@@ -25,6 +34,8 @@ export interface VcsProvider {
    * not exist there. Configuration and review instructions are read through this.
    */
   readTrustedFile(path: string): Promise<string | null>
+  /** Publishes the finished review where this provider's users see it; returns the files written. */
+  publish(record: ReviewRecord, options: PublishOptions): Promise<{ files: string[] }>
 }
 
 /** Metadata for a change that has none of its own (a bare patch). */

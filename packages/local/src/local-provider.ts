@@ -2,6 +2,7 @@ import { copyFile, mkdtemp, rm, stat } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pLimit from "p-limit"
+import { publishLocal } from "./local-publisher"
 import { anonymousMergeRequest, ChangeReadError, type Change, type VcsProvider } from "@opencode-reviewer/core"
 import { createGit, type Git } from "./git"
 
@@ -33,6 +34,7 @@ export function createLocalProvider(options: LocalOptions): VcsProvider {
   let trusted: { git: Git; base: string } | null = null
   return {
     name: "local",
+    publish: publishLocal,
     async readTrustedFile(path) {
       if (!trusted) throw new Error("readTrustedFile called before readChange")
       const result = await trusted.git.run(["cat-file", "blob", `${trusted.base}:${path}`])

@@ -1,4 +1,5 @@
 import { join } from "node:path"
+import { publishLocal } from "./local-publisher"
 import { anonymousMergeRequest, type VcsProvider } from "@opencode-reviewer/core"
 
 /** A unified diff given directly (`--patch FILE` or stdin) instead of read from git. */
@@ -27,6 +28,7 @@ export function createPatchProvider(options: PatchOptions): VcsProvider {
         readHeads: async () => new Map(),
       }
     },
+    publish: publishLocal,
     async readTrustedFile(path) {
       if (!options.trustedDir) return null
       const file = Bun.file(join(options.trustedDir, path))
