@@ -33,7 +33,10 @@ describe("assembled config under the real opencode binary", () => {
     agents = plan.agents.map((agent) => agent.name)
     config = await readFile(plan.configFile, "utf8")
     sandbox = await createOpencodeSandbox()
-  })
+    // The first opencode run creates its SQLite schema; concurrent first runs race on the migration.
+    const warm = await runOpencode(sandbox, ["debug", "agent", "review_coordinator"], { cwd: repo.dir, env: { OPENCODE_CONFIG_CONTENT: config } })
+    expect(warm.code, warm.stderr).toBe(0)
+  }, 60_000)
 
   afterAll(async () => {
     await repo.remove()
