@@ -1,17 +1,9 @@
 import * as z from "zod"
-import { Decision } from "./finding"
+import { Decision, knownCategories } from "./finding"
 import { ConfigInvalidError } from "./errors"
 
 /** The specialist reviewers the system knows; config keys and agent names use these spellings. */
-export const ReviewerName = z.enum([
-  "security",
-  "performance",
-  "code-quality",
-  "documentation",
-  "release",
-  "compliance",
-  "agents-md",
-])
+export const ReviewerName = z.enum(knownCategories)
 export type ReviewerName = z.infer<typeof ReviewerName>
 
 /** Model families: a reviewer fails back only within its own family's chain. */

@@ -1,6 +1,7 @@
 import { writeFile } from "node:fs/promises"
 import { readJsonl, type JsonlLine, type RunEvent } from "./jsonl"
 import type { Logger } from "./logger"
+import { opencodeQuietEnv } from "./opencode-binary"
 import type { OpencodeConfig } from "./opencode-config"
 import { classifyProviderError, retryableText, type ClassifiedError } from "./provider-errors"
 
@@ -131,12 +132,7 @@ async function runAttempt(model: string, options: CoordinatorOptions, result: Co
       // OpenCode takes the project directory from PWD, not from the process's cwd (pitfall 1).
       PWD: options.repoDir,
       OPENCODE_CONFIG_CONTENT: configText,
-      OPENCODE_DISABLE_PROJECT_CONFIG: "1",
-      OPENCODE_DISABLE_MODELS_FETCH: "1",
-      OPENCODE_DISABLE_AUTOUPDATE: "1",
-      OPENCODE_DISABLE_SHARE: "1",
-      OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
-      OPENCODE_DISABLE_CLAUDE_CODE: "1",
+      ...opencodeQuietEnv,
       // A heap cap for the Bun runtime inside opencode: JSC sizes its heap to this much RAM.
       BUN_JSC_forceRAMSize: options.env.BUN_JSC_forceRAMSize ?? String(2 * 1024 ** 3),
     },

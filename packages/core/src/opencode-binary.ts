@@ -33,6 +33,22 @@ export function findOpencodeBinary(env: Record<string, string | undefined>, reso
   return "opencode"
 }
 
+/**
+ * Settings that keep OpenCode from reading the repository's own (untrusted) config and from reaching
+ * the network for anything but the model: no models.dev fetch, update check, sharing, LSP download,
+ * Claude Code or external skill scan, and no npm retries if a config dir ever needs an install.
+ */
+export const opencodeQuietEnv: Record<string, string> = {
+  OPENCODE_DISABLE_PROJECT_CONFIG: "1",
+  OPENCODE_DISABLE_MODELS_FETCH: "1",
+  OPENCODE_DISABLE_AUTOUPDATE: "1",
+  OPENCODE_DISABLE_SHARE: "1",
+  OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+  OPENCODE_DISABLE_CLAUDE_CODE: "1",
+  OPENCODE_DISABLE_EXTERNAL_SKILLS: "1",
+  npm_config_fetch_retries: "0",
+}
+
 /** XDG directories for the OpenCode child, kept apart from the user's own OpenCode state. */
 export interface OpencodeHome {
   config: string

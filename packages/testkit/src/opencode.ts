@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { findOpencodeBinary as findBinary, opencodeHomeEnv, opencodeVersion, prepareOpencodeHome } from "@opencode-reviewer/core"
+import { findOpencodeBinary as findBinary, opencodeHomeEnv, opencodeQuietEnv, opencodeVersion, prepareOpencodeHome } from "@opencode-reviewer/core"
 
 export { opencodeVersion }
 
@@ -31,14 +31,7 @@ export async function createOpencodeSandbox(): Promise<OpencodeSandbox> {
         PATH: process.env.PATH ?? "/usr/bin:/bin",
         HOME: root,
         ...home,
-        OPENCODE_DISABLE_PROJECT_CONFIG: "1",
-        OPENCODE_DISABLE_MODELS_FETCH: "1",
-        OPENCODE_DISABLE_AUTOUPDATE: "1",
-        OPENCODE_DISABLE_SHARE: "1",
-        OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
-        OPENCODE_DISABLE_CLAUDE_CODE: "1",
-        OPENCODE_DISABLE_EXTERNAL_SKILLS: "1",
-        npm_config_fetch_retries: "0",
+        ...opencodeQuietEnv,
         npm_config_offline: "true",
         ...extra,
       }
