@@ -26,7 +26,6 @@ import { CliUsageError, exitCodeFor, formatError } from "./errors"
 import { commandHelp, mainHelp } from "./help"
 import { createLogger } from "./log"
 import { renderPlan } from "./render"
-import { demo } from "./demo"
 import { finishEmptyReview, finishReview, runReview } from "./review"
 import packageJson from "../package.json" with { type: "json" }
 
@@ -83,6 +82,8 @@ export async function main(io: Io): Promise<number> {
           io.stdout(commandHelp.demo)
           return 0
         }
+        // Loaded on demand: the replay model server is only needed here, not on every start-up.
+        const { demo } = await import("./demo")
         return await demo(values, io)
       }
       default:
