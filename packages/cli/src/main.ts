@@ -21,7 +21,8 @@ import {
 import type pino from "pino"
 import { createRequire } from "node:module"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { createLocalProvider, createPatchProvider } from "@opencode-reviewer/local"
+import { createGit, createLocalProvider, createPatchProvider, diffArgs, readCommitHeads } from "@opencode-reviewer/local"
+import { createGitlabProvider, isMergeRequestPipeline } from "@opencode-reviewer/gitlab"
 import { CliUsageError, exitCodeFor, formatError } from "./errors"
 import { commandHelp, mainHelp } from "./help"
 import { createLogger } from "./log"
@@ -145,17 +146,22 @@ export async function prepare(values: Flags, io: Io, command: keyof typeof comma
   const repoDir = resolve(io.cwd, values.repo ?? ".")
   const outputDir = resolve(repoDir, values["output-dir"] ?? ".opencode-reviewer")
   const workDir = resolve(io.cwd, values["work-dir"] ?? join(outputDir, "work"))
-  const vcs = values.vcs ?? "auto"
-  if (!["auto", "local"].includes(vcs)) {
-    throw new CliUsageError(`--vcs ${vcs} is not supported by this version; use --vcs local or --patch FILE`, command)
+  const requested = values.vcs ?? "auto"
+  if (!["auto", "local", "gitlab"].includes(requested)) {
+    throw new CliUsageError(`--vcs ${requested} is not supported by this version; use auto, gitlab or local (or --patch FILE)`, command)
   }
+  // A merge request pipeline (CI_MERGE_REQUEST_IID set) means GitLab, unless the user says otherwise.
+  const vcs = requested === "auto" ? (values.patch === undefined && isMergeRequestPipeline(io.env) ? "gitlab" : "local") : requested
+  if (vcs === "gitlab" && values.patch !== undefined) throw new CliUsageError("--patch cannot be combined with --vcs gitlab", command)
   if (values.patch !== undefined && (values.base !== undefined || values.head !== undefined || values["working-tree"])) {
     throw new CliUsageError("--patch cannot be combined with --base, --head or --working-tree", command)
   }
 
   const description = values["description-file"] === undefined ? undefined : await readText(resolve(io.cwd, values["description-file"]), "description file")
   const provider: VcsProvider =
-    values.patch !== undefined
+    vcs === "gitlab"
+      ? gitlabProvider(repoDir, io, log)
+      : values.patch !== undefined
       ? createPatchProvider({
           patch: await readPatch(values.patch, io),
           source: values.patch === "-" ? "stdin" : `patch file ${values.patch}`,
@@ -197,6 +203,25 @@ export async function prepare(values: Flags, io: Io, command: keyof typeof comma
   for (const warning of result.warnings) io.stderr(`warning: ${warning}\n`)
   if (result.files.length === 0) io.stderr(`warning: ${change.source} has no changed files; there is nothing to review\n`)
   return { plan: result, change, config, log, repoDir, outputDir, provider }
+}
+
+// In CI the checkout usually has the merge request's commits: git reads the diff fastest and exactly;
+// the provider falls back to GitLab's /diffs when it does not.
+function gitlabProvider(repoDir: string, io: Io, log: pino.Logger): VcsProvider {
+  const git = createGit(repoDir, io.env)
+  return createGitlabProvider({
+    env: io.env,
+    repoDir,
+    log: log.child({ vcs: "gitlab" }) as Logger,
+    async readLocalDiff(base, head) {
+      const present = await git.run(["cat-file", "-e", `${base}^{commit}`])
+      const headPresent = await git.run(["cat-file", "-e", `${head}^{commit}`])
+      if (present.code !== 0 || headPresent.code !== 0) return null
+      const diff = await git.run([...diffArgs, base, head, "--"])
+      return diff.code === 0 ? diff.stdout : null
+    },
+    readLocalHeads: (commit, paths) => readCommitHeads(git, commit, paths),
+  })
 }
 
 // The two things that turn a plan into a running review: the runtime plugin that gives the

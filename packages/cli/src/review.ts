@@ -10,6 +10,7 @@ import {
   ReviewError,
   runCoordinator,
   buildReviewRecord,
+  writeReports,
   Finding,
   parsePlanFacts,
   parseReview,
@@ -22,6 +23,9 @@ import {
   type UsageEntry,
 } from "@opencode-reviewer/core"
 import type { Io, Prepared } from "./main"
+import { publishLocal } from "@opencode-reviewer/local"
+import { describePublishResult, type PublishResult } from "@opencode-reviewer/gitlab"
+import packageJson from "../package.json" with { type: "json" }
 
 /** What the coordinator run produced, before it becomes review.json. */
 export interface CoordinatorOutcome {
@@ -113,17 +117,19 @@ export async function finishReview(prepared: Prepared, outcome: CoordinatorOutco
   const planFacts = parsePlanFacts(await readFile(plan.planFile, "utf8"))
   if (!planFacts.ok) throw new ReviewRunError(`plan.json is unreadable: ${planFacts.error}`, [])
   const reviewers = reviewerOutcomes(outcome.result)
+  const breakGlass = prepared.provider.breakGlass?.(prepared.config.breakGlass) ?? null
   const record = buildReviewRecord({
     review,
     plan: planFacts.plan,
     reviewers: reviewers.map(({ name, status, error, findings }) => ({ name, status, error, findings })),
     usage: usageOf(outcome.result),
     durationMs: outcome.durationMs,
-    breakGlass: false,
+    breakGlass: breakGlass !== null,
     injectionSuspected: plan.injection.length > 0,
+    previous: prepared.change.previousFindings ?? [],
   })
-  await prepared.provider.publish(record, { outputDir: prepared.outputDir, write: io.stdout })
-  return record
+  if (breakGlass) record.notes.push(`break glass requested by ${breakGlass.by}${breakGlass.at ? ` at ${breakGlass.at}` : ""}`)
+  return publish(prepared, record, io)
 }
 
 /** review.json for a change with nothing a reviewer could read: no model is called, and it says so. */
@@ -141,10 +147,21 @@ export async function finishEmptyReview(prepared: Prepared, io: Io): Promise<Rev
     plan: { ...planFacts.plan, agents: planFacts.plan.agents.filter((agent) => agent.role === "coordinator") },
     reviewers: [],
     durationMs: 0,
-    breakGlass: false,
+    breakGlass: prepared.provider.breakGlass?.(prepared.config.breakGlass) != null,
     injectionSuspected: plan.injection.length > 0,
+    previous: prepared.change.previousFindings ?? [],
   })
-  await prepared.provider.publish(record, { outputDir: prepared.outputDir, write: io.stdout })
+  return publish(prepared, record, io)
+}
+
+// Local outputs first (review.json, review.md, Code Quality, SARIF): they must exist even when posting
+// to the merge request fails. Then the provider posts, and says what it did.
+async function publish(prepared: Prepared, record: ReviewRecord, io: Io): Promise<ReviewRecord> {
+  for (const file of prepared.change.unreviewed ?? []) record.notes.push(`not reviewed: ${file.path} (${file.reason})`)
+  await publishLocal(record, { outputDir: prepared.outputDir, write: io.stdout })
+  await writeReports(prepared.outputDir, record, { toolVersion: packageJson.version })
+  const result = await prepared.provider.publish(record, { outputDir: prepared.outputDir, write: io.stdout })
+  if (prepared.provider.name === "gitlab") io.stderr(describePublishResult(result as PublishResult).replace(/\n?$/, "\n"))
   return record
 }
 

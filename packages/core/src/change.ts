@@ -1,5 +1,5 @@
 import type { MergeRequestComment, MergeRequestInfo, PreviousReview } from "./prompt"
-import type { ReviewRecord } from "./review-record"
+import type { PreviousFinding, ReviewRecord } from "./review-record"
 
 /** Where a provider's local outputs go and how it talks to the person running it. */
 export interface PublishOptions {
@@ -22,6 +22,10 @@ export interface Change {
   customInstructions: string | null
   /** First lines of files at the head revision, for generated-file detection; absent paths are unknown. */
   readHeads(paths: readonly string[]): Promise<Map<string, string>>
+  /** Changed files the provider could not deliver (collapsed, too large): listed, never called reviewed. */
+  unreviewed?: { path: string; reason: string }[]
+  /** The bot's findings from its previous review, for new / persisting / resolved. */
+  previousFindings?: PreviousFinding[]
 }
 
 /** Where changes come from and where reviews go: local git, GitLab, a patch file. */
@@ -34,8 +38,13 @@ export interface VcsProvider {
    * not exist there. Configuration and review instructions are read through this.
    */
   readTrustedFile(path: string): Promise<string | null>
-  /** Publishes the finished review where this provider's users see it; returns the files written. */
+  /**
+   * Publishes the finished review on the merge request (notes, threads, approval). The CLI itself
+   * writes review.json and the local reports; a provider without a merge request does nothing here.
+   */
   publish(record: ReviewRecord, options: PublishOptions): Promise<{ files: string[] }>
+  /** Who asked to break glass (a human note containing the phrase), when the provider can tell. */
+  breakGlass?(phrase: string): { by: string; at: string | null } | null
 }
 
 /** Metadata for a change that has none of its own (a bare patch). */

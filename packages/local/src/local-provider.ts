@@ -2,7 +2,6 @@ import { copyFile, mkdtemp, rm, stat } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pLimit from "p-limit"
-import { publishLocal } from "./local-publisher"
 import { anonymousMergeRequest, ChangeReadError, type Change, type VcsProvider } from "@opencode-reviewer/core"
 import { createGit, type Git } from "./git"
 
@@ -34,7 +33,8 @@ export function createLocalProvider(options: LocalOptions): VcsProvider {
   let trusted: { git: Git; base: string } | null = null
   return {
     name: "local",
-    publish: publishLocal,
+    // No merge request to post on: the CLI's local outputs are the whole publication.
+    publish: async () => ({ files: [] }),
     async readTrustedFile(path) {
       if (!trusted) throw new Error("readTrustedFile called before readChange")
       const result = await trusted.git.run(["cat-file", "blob", `${trusted.base}:${path}`])
@@ -159,7 +159,8 @@ async function commitMessages(git: Git, base: string, head: string): Promise<str
   return text.length > descriptionLimit ? `${text.slice(0, descriptionLimit)}\n[commit messages truncated]` : text
 }
 
-async function readCommitHeads(git: Git, commit: string, paths: readonly string[]): Promise<Map<string, string>> {
+/** The first bytes of each path at a commit, read in one `git cat-file --batch`; missing paths are absent. */
+export async function readCommitHeads(git: Git, commit: string, paths: readonly string[]): Promise<Map<string, string>> {
   const usable = paths.filter((path) => !path.includes("\n"))
   if (usable.length === 0) return new Map()
   const input = usable.map((path) => `${commit}:${path}\n`).join("")

@@ -1,5 +1,4 @@
 import { join } from "node:path"
-import { publishLocal } from "./local-publisher"
 import { anonymousMergeRequest, type VcsProvider } from "@opencode-reviewer/core"
 
 /** A unified diff given directly (`--patch FILE` or stdin) instead of read from git. */
@@ -28,7 +27,8 @@ export function createPatchProvider(options: PatchOptions): VcsProvider {
         readHeads: async () => new Map(),
       }
     },
-    publish: publishLocal,
+    // No merge request to post on: the CLI's local outputs are the whole publication.
+    publish: async () => ({ files: [] }),
     async readTrustedFile(path) {
       if (!options.trustedDir) return null
       const file = Bun.file(join(options.trustedDir, path))

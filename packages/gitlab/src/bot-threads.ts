@@ -1,0 +1,16 @@
+import type { ApiUser, Discussion } from "./api-schemas"
+import { markerIn, markers } from "./markers"
+
+/** The bot's inline threads: discussions whose first note is the bot's and carries a finding fingerprint. */
+export function botThreads(discussions: readonly Discussion[], bot: ApiUser): Discussion[] {
+  return discussions.filter((discussion) => {
+    const first = discussion.notes[0]
+    return first !== undefined && first.author.id === bot.id && markerIn(first.body, markers.finding) !== null
+  })
+}
+
+/** A thread is resolved when every resolvable note in it is. */
+export function threadResolved(discussion: Discussion): boolean {
+  const resolvable = discussion.notes.filter((note) => note.resolvable)
+  return resolvable.length > 0 && resolvable.every((note) => note.resolved === true)
+}

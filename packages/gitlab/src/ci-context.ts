@@ -1,0 +1,113 @@
+import { GitlabAuthError, GitlabContextError } from "./errors"
+
+/** The environment the provider reads; the CLI passes its own `process.env`. */
+export type Environment = Record<string, string | undefined>
+
+/** Where the merge request lives and how to talk to GitLab, as the CI job describes it. */
+export interface CiContext {
+  /** REST base, e.g. `https://gitlab.example.com/api/v4` (no trailing slash). */
+  apiUrl: string
+  /** Instance URL, e.g. `https://gitlab.example.com`; GraphQL lives at `<serverUrl>/api/graphql`. */
+  serverUrl: string
+  /** The project that owns the merge request (the target project, also in fork pipelines). */
+  projectId: string
+  iid: number
+  /** `CI_MERGE_REQUEST_DIFF_BASE_SHA`, a fallback when GitLab has not computed `diff_refs` yet. */
+  diffBaseSha: string | null
+  pipelineSource: string | null
+  /** The review bot's token (`GITLAB_TOKEN`). */
+  token: string
+}
+
+const tokenHint =
+  "create a project access token with the `api` scope and the Developer role (Settings > Access tokens), " +
+  "then store it as a masked CI/CD variable named GITLAB_TOKEN (Settings > CI/CD > Variables)"
+
+/** True when the environment is a GitLab merge request pipeline (`--vcs auto` picks gitlab then). */
+export function isMergeRequestPipeline(env: Environment): boolean {
+  return present(env.CI_MERGE_REQUEST_IID) !== null
+}
+
+/**
+ * Reads the CI context from the environment. Throws GitlabContextError outside a merge request
+ * pipeline or when the API URL/project is missing, GitlabAuthError when there is no usable token
+ * (CI_JOB_TOKEN alone cannot post notes or approve).
+ */
+export function readCiContext(env: Environment): CiContext {
+  const iidText = present(env.CI_MERGE_REQUEST_IID)
+  if (iidText === null) {
+    const source = present(env.CI_PIPELINE_SOURCE)
+    throw new GitlabContextError(
+      `not a merge request pipeline: CI_MERGE_REQUEST_IID is not set${source ? ` (CI_PIPELINE_SOURCE=${source})` : ""}`,
+      {
+        missing: ["CI_MERGE_REQUEST_IID"],
+        hint: "run the review job only in merge request pipelines: rules: - if: $CI_PIPELINE_SOURCE == 'merge_request_event'",
+      },
+    )
+  }
+  const iid = Number(iidText)
+  if (!Number.isInteger(iid) || iid <= 0) {
+    throw new GitlabContextError(`CI_MERGE_REQUEST_IID is not a merge request number: ${JSON.stringify(iidText)}`, {
+      missing: ["CI_MERGE_REQUEST_IID"],
+      hint: "CI_MERGE_REQUEST_IID must be the merge request's number (its !N)",
+    })
+  }
+
+  const urls = readUrls(env)
+  const projectId = present(env.CI_MERGE_REQUEST_PROJECT_ID) ?? present(env.CI_PROJECT_ID)
+  if (projectId === null) {
+    throw new GitlabContextError("cannot tell the merge request's project: CI_MERGE_REQUEST_PROJECT_ID and CI_PROJECT_ID are not set", {
+      missing: ["CI_MERGE_REQUEST_PROJECT_ID", "CI_PROJECT_ID"],
+      hint: "set CI_MERGE_REQUEST_PROJECT_ID to the project's id or path",
+    })
+  }
+
+  return {
+    ...urls,
+    projectId,
+    iid,
+    diffBaseSha: present(env.CI_MERGE_REQUEST_DIFF_BASE_SHA),
+    pipelineSource: present(env.CI_PIPELINE_SOURCE),
+    token: readToken(env),
+  }
+}
+
+function readUrls(env: Environment): { apiUrl: string; serverUrl: string } {
+  const api = present(env.CI_API_V4_URL)
+  const server = present(env.CI_SERVER_URL)
+  if (api === null && server === null) {
+    throw new GitlabContextError("cannot tell where GitLab is: CI_API_V4_URL and CI_SERVER_URL are not set", {
+      missing: ["CI_API_V4_URL", "CI_SERVER_URL"],
+      hint: "set CI_SERVER_URL to the instance URL, e.g. https://gitlab.example.com",
+    })
+  }
+  const apiUrl = trimSlash(api ?? `${trimSlash(server as string)}/api/v4`)
+  const serverUrl = trimSlash(server ?? apiUrl.replace(/\/api\/v4$/, ""))
+  return { apiUrl, serverUrl }
+}
+
+function readToken(env: Environment): string {
+  const token = present(env.GITLAB_TOKEN)
+  if (token !== null) return token
+  if (present(env.CI_JOB_TOKEN) !== null) {
+    throw new GitlabAuthError(
+      `GITLAB_TOKEN is not set, and CI_JOB_TOKEN cannot post merge request notes, threads or approvals: ${tokenHint}`,
+      { reason: "job-token", status: null, hint: tokenHint },
+    )
+  }
+  throw new GitlabAuthError(`GITLAB_TOKEN is not set (a protected variable is not passed to pipelines of unprotected branches): ${tokenHint}`, { reason: "missing", status: null, hint: tokenHint })
+}
+
+/** The hint for a token GitLab rejected (401/403), shared with the provider. */
+export function rejectedTokenHint(): string {
+  return `check that GITLAB_TOKEN is valid, not expired, has the \`api\` scope and at least the Developer role; ${tokenHint}`
+}
+
+function present(value: string | undefined): string | null {
+  const trimmed = value?.trim()
+  return trimmed ? trimmed : null
+}
+
+function trimSlash(url: string): string {
+  return url.replace(/\/+$/, "")
+}

@@ -1,0 +1,436 @@
+import { afterEach, beforeEach, describe, expect, test } from "vitest"
+import type { ReviewFinding, ReviewRecord } from "@opencode-reviewer/core"
+import { createTempRepo, startGitlabFake, type GitlabFake, type GitlabFakeOptions, type TempRepo } from "@opencode-reviewer/testkit"
+import { createGitlabProvider, type GitlabProviderOptions } from "./gitlab-provider"
+import { GitlabAuthError } from "./errors"
+
+// Every test runs the provider through real HTTP against the testkit's GitLab fake, over a real
+// git repository: main holds the base, feature the change.
+
+const base = {
+  "src/db.ts": ["export function find(id: string) {", "  return db.query('SELECT * FROM users WHERE id = ?', [id])", "}", "", "export const limit = 10", ""].join("\n"),
+  "README.md": "# demo\n",
+  "opencode-reviewer.json": '{ "failOn": "significant_concerns" }\n',
+}
+const feature = {
+  "src/db.ts": [
+    "export function find(id: string) {",
+    "  return db.query('SELECT * FROM users WHERE id = ' + id)",
+    "}",
+    "",
+    "export const limit = 10",
+    "export const retries = 3",
+    "",
+  ].join("\n"),
+  "src/a&b.ts": "export const ampersand = true\n",
+}
+
+let repo: TempRepo
+let fake: GitlabFake
+let head: string
+
+beforeEach(async () => {
+  repo = await createTempRepo()
+  await repo.write(base)
+  repo.commit("base")
+  repo.git("checkout", "-q", "-b", "feature")
+  await repo.write(feature)
+  head = repo.commit("feature: build the query by hand")
+  repo.git("checkout", "-q", "main")
+})
+
+afterEach(async () => {
+  await fake?.close()
+  await repo.remove()
+})
+
+async function start(options: Partial<GitlabFakeOptions> = {}) {
+  fake = await startGitlabFake({ repoDir: repo.dir, sourceBranch: "feature", targetBranch: "main", title: "Query users", description: "Adds retries.", ...options })
+  return fake
+}
+
+function env(token = fake.tokens.bot): Record<string, string | undefined> {
+  return {
+    CI_API_V4_URL: fake.apiUrl,
+    CI_SERVER_URL: fake.url,
+    CI_PROJECT_ID: "999",
+    CI_MERGE_REQUEST_PROJECT_ID: String(fake.projectId),
+    CI_MERGE_REQUEST_IID: String(fake.iid),
+    CI_PIPELINE_SOURCE: "merge_request_event",
+    GITLAB_TOKEN: token,
+    CI_JOB_TOKEN: fake.tokens.job,
+  }
+}
+
+function provider(options: Partial<GitlabProviderOptions> = {}) {
+  return createGitlabProvider({ env: env(), repoDir: repo.dir, sleep: async () => {}, ...options })
+}
+
+const readLocalDiff = async (from: string, to: string) =>
+  new TextEncoder().encode(repo.git("diff", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "-M", "-C", "--submodule=short", from, to, "--"))
+
+const sqlFinding = (over: Partial<ReviewFinding> = {}): ReviewFinding => ({
+  id: "f1",
+  reviewer: "security",
+  severity: "critical",
+  category: "security",
+  file: "src/db.ts",
+  line: 2,
+  title: "SQL built from request input",
+  body: "The id is concatenated into the query; use a parameter.",
+  status: "new",
+  ...over,
+})
+
+function record(findings: ReviewFinding[], over: Partial<ReviewRecord> = {}): ReviewRecord {
+  const critical = findings.some((finding) => finding.severity === "critical")
+  return {
+    decision: critical ? "significant_concerns" : findings.length > 0 ? "approved_with_comments" : "approved",
+    tier: "lite",
+    breakGlass: false,
+    injectionSuspected: false,
+    findings,
+    resolved: [],
+    coverage: { reviewedFiles: 2, filtered: [], failedReviewers: [] },
+    usage: { byAgent: {}, byModel: {}, costUsd: 0.12 },
+    durationMs: 42_000,
+    reasons: critical ? ["1 critical finding"] : [],
+    summary: "The change builds SQL by hand.",
+    answer: null,
+    notes: [],
+    ...over,
+  }
+}
+
+const summaryNotes = () => fake.state.notes.filter((note) => note.author.bot && note.type === null && note.body.includes("opencode-reviewer:summary"))
+const diffNotes = () => fake.state.notes.filter((note) => note.type === "DiffNote")
+
+describe("reading the merge request", () => {
+  test("reads title, branches, diff_refs and the diff from the API, and human comments", async () => {
+    await start()
+    fake.addHumanNote("Please check the query @bob")
+    fake.addSystemNote("changed the description")
+    const change = await provider().readChange()
+    const version = fake.state.versions.at(-1)!
+    expect(change.mergeRequest).toMatchObject({ title: "Query users", description: "Adds retries.", author: "alice", sourceBranch: "feature", targetBranch: "main", baseSha: version.baseSha, headSha: head })
+    expect(change.source).toContain("GitLab merge request !7 diffs")
+    const diff = new TextDecoder().decode(change.diff)
+    expect(diff).toContain("diff --git a/src/a&b.ts b/src/a&b.ts")
+    expect(diff).toContain("+  return db.query('SELECT * FROM users WHERE id = ' + id)")
+    expect(change.comments).toEqual([expect.objectContaining({ author: "alice", body: "Please check the query @bob" })])
+    expect(change.previousReview).toBeNull()
+    expect(change.unreviewed).toEqual([])
+  })
+
+  test("the API diff and the local git diff agree; local git is used when given", async () => {
+    await start()
+    const fromApi = await provider().readChange()
+    const fromGit = await provider({ readLocalDiff }).readChange()
+    expect(fromGit.source).toMatch(/^git diff /)
+    const { parseDiff } = await import("@opencode-reviewer/core")
+    const shape = (bytes: Uint8Array) => parseDiff(bytes).files.map((file) => ({ path: file.path, status: file.status, hunks: file.hunks.map((hunk) => hunk.lines) }))
+    expect(shape(fromApi.diff)).toEqual(shape(fromGit.diff))
+  })
+
+  test("more than one page of /diffs is followed through the Link header", async () => {
+    repo.git("checkout", "-q", "feature")
+    await repo.write(Object.fromEntries(Array.from({ length: 120 }, (_, index) => [`many/file-${String(index).padStart(3, "0")}.txt`, `${index}\n`])))
+    repo.commit("many files")
+    repo.git("checkout", "-q", "main")
+    await start()
+    const change = await provider().readChange()
+    const { parseDiff } = await import("@opencode-reviewer/core")
+    expect(parseDiff(change.diff).files).toHaveLength(122)
+    const pages = fake.state.requests.filter((request) => request.path.endsWith("/diffs"))
+    expect(pages.map((request) => request.query.page ?? "1")).toEqual(["1", "2"])
+    expect(pages[0]!.query.per_page).toBe("100")
+  })
+
+  test("a collapsed file is unreviewed, not unchanged", async () => {
+    await start({ collapsedPaths: ["src/a&b.ts"] })
+    const gitlab = provider()
+    const change = await gitlab.readChange()
+    expect(change.unreviewed).toEqual([{ path: "src/a&b.ts", reason: expect.stringContaining("collapsed") }])
+    expect(gitlab.unreviewed).toEqual(change.unreviewed)
+    expect(new TextDecoder().decode(change.diff)).not.toContain("a&b.ts")
+  })
+
+  test("human replies in the bot's threads travel with the previous review, and count for break glass", async () => {
+    await start()
+    const first = await provider().publish(record([sqlFinding()]))
+    const discussionId = first.threads.created[0]!.discussionId
+    fake.addHumanNote("I disagree, this id is validated upstream. Break glass.", { discussionId, author: "dave" })
+    const gitlab = provider()
+    const change = await gitlab.readChange()
+    expect(change.comments).toEqual([])
+    expect(change.previousReview?.threads[0]?.notes.map((note) => note.author)).toEqual(["project_42_bot", "dave"])
+    expect(change.previousReview?.threads[0]?.notes[0]?.body).not.toContain("<!--")
+    expect(gitlab.breakGlass("break glass")).toEqual({ by: "dave", at: expect.any(String) })
+  })
+
+  test("break glass: a human note with the phrase, any case; the bot's own notes never count", async () => {
+    await start()
+    const gitlab = provider()
+    await gitlab.readChange()
+    expect(gitlab.breakGlass("break glass")).toBeNull()
+    fake.addHumanNote("Prod is down, BREAK   Glass please", { author: "carol" })
+    await gitlab.readChange()
+    expect(gitlab.breakGlass("break glass")).toEqual({ by: "carol", at: expect.any(String) })
+  })
+
+  test("readTrustedFile reads the target branch, null when missing", async () => {
+    await start()
+    const gitlab = provider()
+    expect(await gitlab.readTrustedFile("does-not-exist.json")).toBeNull()
+    const config = await gitlab.readTrustedFile("opencode-reviewer.json")
+    // The fake may not serve the repository files API; when it does, the target branch's copy comes back.
+    if (config !== null) expect(config).toBe(base["opencode-reviewer.json"])
+  })
+
+  test("CI_JOB_TOKEN alone stops with the clear error before any request", async () => {
+    await start()
+    const error = (() => {
+      try {
+        createGitlabProvider({ env: { ...env(), GITLAB_TOKEN: undefined } })
+      } catch (caught) {
+        return caught
+      }
+    })()
+    expect(error).toBeInstanceOf(GitlabAuthError)
+    expect((error as Error).message).toMatch(/CI_JOB_TOKEN cannot post.*project access token.*`api` scope.*GITLAB_TOKEN/)
+    expect(fake.state.requests).toHaveLength(0)
+  })
+
+  test("a token GitLab refuses is a GitlabAuthError", async () => {
+    await start()
+    await expect(createGitlabProvider({ env: env("glpat-wrong"), sleep: async () => {} }).readChange()).rejects.toBeInstanceOf(GitlabAuthError)
+  })
+})
+
+describe("publishing", () => {
+  test("a 429 on the summary note honours Retry-After and posts it once", async () => {
+    await start()
+    const delays: number[] = []
+    fake.failNext({ method: "POST", path: /\/notes$/ }, { status: 429, retryAfter: 3 })
+    const result = await provider({ sleep: async (ms) => void delays.push(ms) }).publish(record([]))
+    expect(delays).toEqual([3000])
+    expect(summaryNotes()).toHaveLength(1)
+    expect(result.summaryNote?.action).toBe("created")
+  })
+
+  test("a 502 after GitLab stored the summary note does not duplicate it", async () => {
+    await start()
+    fake.failNext({ method: "POST", path: /\/notes$/ }, { status: 502, afterStore: true })
+    const result = await provider().publish(record([]))
+    expect(summaryNotes()).toHaveLength(1)
+    expect(result.summaryNote).toEqual({ id: summaryNotes()[0]!.id, action: "created" })
+  })
+
+  test("a critical finding: one summary note, one DiffNote on the line, request changes by GraphQL", async () => {
+    await start()
+    const gitlab = provider()
+    await gitlab.readChange()
+    const result = await gitlab.publish(record([sqlFinding()]))
+
+    expect(summaryNotes()).toHaveLength(1)
+    expect(summaryNotes()[0]!.body).toContain("significant concerns")
+    expect(diffNotes()).toHaveLength(1)
+    const thread = diffNotes()[0]!
+    expect(thread.position).toMatchObject({ new_path: "src/db.ts", old_path: "src/db.ts", new_line: 2 })
+    expect(thread.position?.old_line ?? null).toBeNull()
+    expect(thread.position?.head_sha).toBe(head)
+    expect(thread.body).toContain("SQL built from request input")
+    expect(result.threads.created).toEqual([{ findingId: "f1", discussionId: thread.discussionId }])
+    expect(result.approval).toMatchObject({ action: "requested_changes", via: "graphql" })
+    expect(fake.state.requestChanges).toEqual([expect.objectContaining({ via: "graphql", applied: true })])
+    // GraphQL variables go out snake_case and untouched (gitbeaker would decamelize them, §0.3).
+    const graphql = fake.state.requests.find((request) => request.path === "/api/graphql")!
+    expect((graphql.body as { variables: unknown }).variables).toEqual({ project_path: fake.projectPath, iid: String(fake.iid) })
+    expect(fake.state.executedQuickActions).toEqual([])
+    expect(result.files).toEqual([])
+    expect(result.warnings).toEqual([])
+  })
+
+  test("without the GraphQL mutation: the bot becomes a reviewer and posts /request_changes, the only quick action", async () => {
+    await start({ requestChangesMutation: false })
+    const gitlab = provider()
+    await gitlab.readChange()
+    const result = await gitlab.publish(record([sqlFinding()]))
+    expect(result.approval).toMatchObject({ action: "requested_changes", via: "quick_action" })
+    expect(fake.state.executedQuickActions.map((action) => [action.name, action.user.bot, action.applied])).toEqual([["request_changes", true, true]])
+    expect(fake.state.reviewers.map((reviewer) => [reviewer.user.bot, reviewer.state])).toContainEqual([true, "requested_changes"])
+  })
+
+  test("when GitLab can record no change request at all, the review still publishes and says so", async () => {
+    await start({ requestChangesMutation: false })
+    fake.failNext({ method: "PUT", path: /\/merge_requests\/7$/ }, { status: 403 })
+    const result = await provider().publish(record([sqlFinding()]))
+    expect(result.approval.action).toBe("request_changes_unavailable")
+    expect(result.approval.detail).toContain("the failing review job is the merge gate")
+    expect(result.warnings).toEqual([expect.stringContaining("cannot record")])
+    expect(summaryNotes()).toHaveLength(1)
+    expect(diffNotes()).toHaveLength(1)
+  })
+
+  test("a clean record approves with the reviewed head sha", async () => {
+    await start()
+    const gitlab = provider()
+    await gitlab.readChange()
+    const result = await gitlab.publish(record([]))
+    expect(result.approval).toEqual({ action: "approved", via: "rest", sha: head, detail: null })
+    expect(fake.state.approvals.map((approval) => [approval.user.bot, approval.sha])).toEqual([[true, head]])
+    expect(summaryNotes()[0]!.body).toContain("No findings.")
+  })
+
+  test("a re-run on the same head edits the same note and opens no new thread", async () => {
+    await start()
+    const first = await provider().publish(record([sqlFinding()]))
+    const second = await provider().publish(record([sqlFinding({ line: 2 })]))
+    expect(first.summaryNote?.action).toBe("created")
+    expect(second.summaryNote).toEqual({ id: first.summaryNote!.id, action: "updated" })
+    expect(summaryNotes()).toHaveLength(1)
+    expect(diffNotes()).toHaveLength(1)
+    expect(second.threads.created).toEqual([])
+    expect(second.threads.kept).toEqual([{ findingId: "f1", discussionId: first.threads.created[0]!.discussionId, resolved: false }])
+  })
+
+  test("after a push with the fix, the thread is answered and resolved, and the MR approved", async () => {
+    await start()
+    const first = await provider().publish(record([sqlFinding()]))
+    repo.git("checkout", "-q", "feature")
+    await repo.write({ "src/db.ts": feature["src/db.ts"].replace("' + id)", "?', [id])") })
+    const fixed = repo.commit("use a parameter")
+    repo.git("checkout", "-q", "main")
+    await fake.push()
+
+    const gitlab = provider()
+    const change = await gitlab.readChange()
+    expect(change.previousReview?.threads).toEqual([expect.objectContaining({ id: first.threads.created[0]!.discussionId, file: "src/db.ts", line: 2, resolved: false })])
+    expect(change.previousFindings).toEqual([expect.objectContaining({ title: "SQL built from request input", file: "src/db.ts" })])
+    expect(change.previousReview?.summary).toContain("significant concerns")
+    expect(change.previousReview?.summary).not.toContain("<!--")
+
+    const result = await gitlab.publish(record([]))
+    const discussion = fake.state.discussions.find((candidate) => candidate.id === first.threads.created[0]!.discussionId)!
+    expect(discussion.resolved).toBe(true)
+    expect(discussion.notes.at(-1)!.body).toContain(`Fixed in ${fixed.slice(0, 8)}.`)
+    expect(result.threads.resolved).toEqual([{ discussionId: discussion.id }])
+    expect(result.approval).toMatchObject({ action: "approved", sha: fixed })
+    expect(summaryNotes()).toHaveLength(1)
+  })
+
+  test("a finding outside the diff goes into the summary, not an error", async () => {
+    await start()
+    const result = await provider().publish(record([sqlFinding({ severity: "warning", file: "README.md", line: 1, title: "Document retries" }), sqlFinding({ id: "f2", severity: "suggestion", line: 40, title: "Far away" })]))
+    expect(diffNotes()).toHaveLength(0)
+    expect(result.threads.movedToSummary).toEqual([
+      { findingId: "f1", reason: "file not in the diff" },
+      { findingId: "f2", reason: "line 40 is not in the diff" },
+    ])
+    const body = summaryNotes()[0]!.body
+    expect(body).toContain("Document retries")
+    expect(body).toContain("Far away")
+  })
+
+  test("GitLab refusing a position (400) moves the finding into the summary", async () => {
+    await start()
+    fake.failNext({ method: "POST", path: /\/discussions$/ }, { status: 400, body: { message: '400 Bad request - Note {:line_code=>["can\'t be blank", "must be a valid line code"]}' } })
+    const result = await provider().publish(record([sqlFinding()]))
+    expect(diffNotes()).toHaveLength(0)
+    expect(result.threads.movedToSummary).toEqual([{ findingId: "f1", reason: expect.stringContaining("GitLab refused the line position") }])
+    expect(summaryNotes()[0]!.body).toContain("SQL built from request input")
+  })
+
+  test("a path with & is anchored whole (JSON, not gitbeaker's multipart)", async () => {
+    await start()
+    const result = await provider().publish(record([sqlFinding({ severity: "suggestion", file: "src/a&b.ts", line: 1, title: "Name the flag" })]))
+    expect(result.threads.created).toHaveLength(1)
+    expect(diffNotes()[0]!.position).toMatchObject({ new_path: "src/a&b.ts", old_path: "src/a&b.ts", new_line: 1 })
+    const post = fake.state.requests.find((request) => request.method === "POST" && request.path.endsWith("/discussions"))!
+    expect(post.bodyKind).toBe("json")
+  })
+
+  test("a 502 after GitLab stored the thread does not duplicate it", async () => {
+    await start()
+    fake.failNext({ method: "POST", path: /\/discussions$/ }, { status: 502, afterStore: true })
+    const result = await provider().publish(record([sqlFinding()]))
+    expect(diffNotes()).toHaveLength(1)
+    expect(result.threads.created).toHaveLength(1)
+    expect(fake.state.requests.filter((request) => request.method === "POST" && request.path.endsWith("/discussions"))).toHaveLength(1)
+  })
+
+  test("quick actions and mentions in model text are neutralised; nothing but our own command runs", async () => {
+    await start({ requestChangesMutation: false })
+    const hostile = sqlFinding({
+      title: "/merge now @all",
+      body: "/approve\n/label ~critical\nCC @alice and #12 !3\n<!-- opencode-reviewer:summary=x -->",
+    })
+    const result = await provider().publish(record([hostile], { summary: "/unapprove\n@bob look", answer: "/close" }))
+    expect(fake.state.executedQuickActions.map((action) => action.name)).toEqual(["request_changes"])
+    expect(result.neutralized).toBeGreaterThan(0)
+    for (const note of fake.state.notes.filter((candidate) => candidate.author.bot && !candidate.system)) {
+      expect(note.body).not.toMatch(/^\/\w/m)
+      expect(note.body).not.toMatch(/(^|\s)@(all|alice|bob)\b/)
+    }
+    expect(summaryNotes()).toHaveLength(1)
+  })
+
+  test("a thread a person resolved stays resolved, unless the finding got worse", async () => {
+    await start()
+    const first = await provider().publish(record([sqlFinding({ severity: "warning" })]))
+    const discussionId = first.threads.created[0]!.discussionId
+    fake.resolveAsHuman(discussionId)
+
+    const same = await provider().publish(record([sqlFinding({ severity: "warning" })]))
+    expect(same.threads.kept).toEqual([{ findingId: "f1", discussionId, resolved: true }])
+    expect(fake.state.discussions.find((discussion) => discussion.id === discussionId)!.resolved).toBe(true)
+
+    const worse = await provider().publish(record([sqlFinding({ severity: "critical" })]))
+    expect(worse.threads.reopened).toEqual([{ findingId: "f1", discussionId }])
+    const discussion = fake.state.discussions.find((candidate) => candidate.id === discussionId)!
+    expect(discussion.resolved).toBe(false)
+    expect(discussion.notes.at(-1)!.body).toContain("Reopened: this is now **critical**")
+    expect(diffNotes().filter((note) => note.discussionId !== discussionId)).toHaveLength(0)
+  })
+
+  test("minor issues revoke an earlier bot approval; 404 when there is none is fine", async () => {
+    await start()
+    const gitlab = provider()
+    expect((await gitlab.publish(record([], { decision: "minor_issues" }))).approval.action).toBe("nothing_to_unapprove")
+    await provider().publish(record([]))
+    expect(fake.state.approvals).toHaveLength(1)
+    const result = await provider().publish(record([], { decision: "minor_issues" }))
+    expect(result.approval.action).toBe("unapproved")
+    expect(fake.state.approvals).toHaveLength(0)
+  })
+
+  test("approving a head that moved during the review answers 409 and is reported, not retried", async () => {
+    await start()
+    const gitlab = provider()
+    await gitlab.readChange()
+    repo.git("checkout", "-q", "feature")
+    await repo.write({ "README.md": "# demo\nmore\n" })
+    const moved = repo.commit("more")
+    repo.git("checkout", "-q", "main")
+    await fake.push()
+    const result = await gitlab.publish(record([]))
+    expect(result.approval).toMatchObject({ action: "not_approved", sha: head })
+    expect(result.approval.detail).toContain(moved.slice(0, 8))
+    expect(fake.state.approvals).toHaveLength(0)
+    expect(fake.state.requests.filter((request) => request.path.endsWith("/approve"))).toHaveLength(1)
+    expect(summaryNotes()[0]!.body).toContain("changed during the review")
+  })
+
+  test("break glass and partial coverage are stated in the summary", async () => {
+    await start()
+    fake.addHumanNote("break glass", { author: "carol" })
+    const gitlab = provider()
+    await gitlab.readChange()
+    gitlab.breakGlass("break glass")
+    await gitlab.publish(record([], { breakGlass: true, coverage: { reviewedFiles: 2, filtered: [], failedReviewers: [{ name: "performance", error: "timeout" }] } }))
+    const body = summaryNotes()[0]!.body
+    expect(body).toContain("approved because carol asked for it")
+    expect(body).toContain("Partial review.")
+    expect(body).toContain("not a clean result")
+  })
+})

@@ -1,0 +1,297 @@
+import {
+  ChangeReadError,
+  parseDiff,
+  silentLogger,
+  type Change,
+  type DiffFile,
+  type Logger,
+  type MergeRequestComment,
+  type PreviousFinding,
+  type PreviousReview,
+  type PreviousThread,
+  type PublishOptions,
+  type ReviewRecord,
+  type VcsProvider,
+} from "@opencode-reviewer/core"
+import { assembleDiff, type UnreviewedFile } from "./api-diff"
+import type { ApiMergeRequest, ApiNote, ApiUser, Discussion } from "./api-schemas"
+import { readCiContext, rejectedTokenHint, type CiContext, type Environment } from "./ci-context"
+import { GitlabAuthError, GitlabRequestError } from "./errors"
+import { createGitlabClient, type GitlabClient } from "./gitlab-client"
+import { botThreads, threadResolved } from "./bot-threads"
+import { markerIn, markers, stripMarkers } from "./markers"
+import type { DiffRefs } from "./position"
+import { publishReview, type PublishResult } from "./publisher"
+import { createRequester } from "./requester"
+
+/** What the CLI hands the GitLab provider. Nothing here reads `process.env`: `env` is the CLI's. */
+export interface GitlabProviderOptions {
+  env: Environment
+  /** The CI checkout; the diff is read with local git when it has the merge request's commits. */
+  repoDir?: string
+  /**
+   * `git diff` (with the flags every part of the system agrees on) between two commits of the
+   * checkout, or null when it lacks them; GitLab's `/diffs` is the fallback.
+   */
+  readLocalDiff?: (base: string, head: string) => Promise<Uint8Array | null>
+  /** First bytes of files at a commit of the checkout; without it, files are read through the API. */
+  readLocalHeads?: (commit: string, paths: readonly string[]) => Promise<Map<string, string>>
+  fetch?: typeof fetch
+  sleep?: (ms: number) => Promise<void>
+  now?: () => number
+  /** Per-request timeout and attempts of the requester (defaults 30 s, 5). */
+  timeoutMs?: number
+  maxAttempts?: number
+  log?: Logger
+}
+
+/** A change read from a GitLab merge request: core's Change plus what only GitLab knows. */
+export interface GitlabChange extends Change {
+  /** Changed files GitLab sent no content for (collapsed, too large): never reviewed, listed in the summary. */
+  unreviewed: UnreviewedFile[]
+  /** The bot's earlier findings (from its inline threads), for new/persisting/resolved in review.json. */
+  previousFindings: PreviousFinding[]
+}
+
+/** Who asked to break the glass, and when (the note's creation time). */
+export interface BreakGlass {
+  by: string
+  at: string | null
+}
+
+/** The GitLab VCS provider: reads the merge request, publishes the review to it. */
+export interface GitlabProvider extends VcsProvider {
+  readonly name: "gitlab"
+  readonly context: CiContext
+  readChange(signal?: AbortSignal): Promise<GitlabChange>
+  /** Files GitLab sent no content for; empty before readChange. */
+  readonly unreviewed: readonly UnreviewedFile[]
+  /**
+   * The first human (not the bot) note that contains `phrase`, case- and spacing-insensitive; null
+   * when none. Call after readChange. The publisher states it in the summary.
+   */
+  breakGlass(phrase: string): BreakGlass | null
+  /** Posts the summary note and threads, resolves fixed threads, takes the approval action. Writes no files. */
+  publish(record: ReviewRecord, options?: PublishOptions): Promise<PublishResult>
+}
+
+/** The state the publisher needs from the read: the reviewed diff and version, the bot, the MR. */
+export interface ReadState {
+  bot: ApiUser
+  mergeRequest: ApiMergeRequest
+  refs: DiffRefs
+  files: DiffFile[]
+  unreviewed: UnreviewedFile[]
+  humanNotes: ApiNote[]
+  breakGlass: BreakGlass | null
+}
+
+const diffRefsAttempts = 5
+const diffRefsDelayMs = 2_000
+const apiHeadsLimit = 200
+const headBytes = 1024
+
+/**
+ * Creates the provider from the CI environment. Throws GitlabContextError outside a merge request
+ * pipeline and GitlabAuthError without a usable token (CI_JOB_TOKEN alone is not enough), so the
+ * CLI can stop before any model runs.
+ */
+export function createGitlabProvider(options: GitlabProviderOptions): GitlabProvider {
+  const context = readCiContext(options.env)
+  const log = (options.log ?? silentLogger).child({ plugin: "gitlab" })
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)))
+  const requester = createRequester({
+    apiUrl: context.apiUrl,
+    token: context.token,
+    fetch: options.fetch,
+    sleep,
+    now: options.now,
+    timeoutMs: options.timeoutMs,
+    maxAttempts: options.maxAttempts,
+    log,
+  })
+  const client = createGitlabClient({ requester, serverUrl: context.serverUrl, projectId: context.projectId, iid: context.iid, log })
+  let state: ReadState | null = null
+  let mergeRequest: Promise<ApiMergeRequest> | null = null
+  const readMergeRequest = () => {
+    mergeRequest ??= authed(client.mergeRequest()).catch((error: unknown) => {
+      mergeRequest = null
+      throw error
+    })
+    return mergeRequest
+  }
+
+  const provider: GitlabProvider = {
+    name: "gitlab",
+    context,
+    get unreviewed() {
+      return state?.unreviewed ?? []
+    },
+    async readChange() {
+      const bot = await authed(client.currentUser())
+      const { mergeRequest: mr, refs } = await readVersion(client, context, sleep, log)
+      mergeRequest = Promise.resolve(mr)
+      const local = await readLocal(options, refs, log)
+      const assembled = local === null ? assembleDiff(await client.diffs()) : { diff: local, unreviewed: [] }
+      const diffBytes = typeof assembled.diff === "string" ? new TextEncoder().encode(assembled.diff) : assembled.diff
+      const discussions = await client.discussions()
+      const previous = previousReviewOf(discussions, bot)
+      const humanNotes = humanNotesOf(discussions, bot)
+      state = { bot, mergeRequest: mr, refs, files: parseDiff(diffBytes).files, unreviewed: assembled.unreviewed, humanNotes, breakGlass: null }
+      for (const file of assembled.unreviewed) log.warn({ path: file.path, reason: file.reason }, "file not reviewable")
+      const range = `${refs.baseSha.slice(0, 12)}..${refs.headSha.slice(0, 12)}`
+      return {
+        source: local === null ? `GitLab merge request !${mr.iid} diffs (${range})` : `git diff ${range} in ${options.repoDir ?? "the checkout"}`,
+        diff: diffBytes,
+        mergeRequest: {
+          title: mr.title,
+          description: mr.description ?? "",
+          author: mr.author?.username ?? null,
+          sourceBranch: mr.source_branch ?? null,
+          targetBranch: mr.target_branch,
+          baseSha: refs.baseSha,
+          headSha: refs.headSha,
+          url: mr.web_url ?? null,
+        },
+        // Replies in the bot's own threads travel with the previous review, not as comments.
+        comments: humanNotes.filter((note) => !previous.threadNoteIds.has(note.id)).map(commentOf),
+        previousReview: previous.review,
+        customInstructions: null,
+        readHeads: (paths) => (options.readLocalHeads ? options.readLocalHeads(refs.headSha, paths) : readApiHeads(client, refs.headSha, paths)),
+        unreviewed: assembled.unreviewed,
+        previousFindings: previous.findings,
+      } satisfies GitlabChange
+    },
+    async readTrustedFile(path) {
+      const mr = await readMergeRequest()
+      return authed(client.rawFile(path, mr.target_branch))
+    },
+    breakGlass(phrase) {
+      if (!state) throw new Error("breakGlass called before readChange")
+      const wanted = normalizeSpace(phrase)
+      if (wanted === "") return null
+      const note = state.humanNotes.find((candidate) => normalizeSpace(candidate.body).includes(wanted))
+      state.breakGlass = note ? { by: note.author.username, at: note.created_at ?? null } : null
+      return state.breakGlass
+    },
+    async publish(record) {
+      if (!state) await provider.readChange()
+      return publishReview({ client, context, state: state as ReadState, record, log })
+    },
+  }
+  return provider
+
+  async function authed<T>(call: Promise<T>): Promise<T> {
+    try {
+      return await call
+    } catch (error) {
+      if (error instanceof GitlabRequestError && (error.data.status === 401 || error.data.status === 403)) {
+        throw new GitlabAuthError(`GitLab refused GITLAB_TOKEN (HTTP ${error.data.status} on ${error.data.path}): ${rejectedTokenHint()}`, { reason: "rejected", status: error.data.status, hint: rejectedTokenHint() }, error)
+      }
+      throw error
+    }
+  }
+}
+
+// diff_refs fill in asynchronously after the merge request is created (gitlab-api.md §0.6).
+async function readVersion(client: GitlabClient, context: CiContext, sleep: (ms: number) => Promise<void>, log: Logger): Promise<{ mergeRequest: ApiMergeRequest; refs: DiffRefs }> {
+  for (let attempt = 1; ; attempt += 1) {
+    const mergeRequest = await client.mergeRequest()
+    const refs = mergeRequest.diff_refs
+    if (refs?.base_sha && refs.head_sha) {
+      return { mergeRequest, refs: { baseSha: refs.base_sha, headSha: refs.head_sha, startSha: refs.start_sha ?? refs.base_sha } }
+    }
+    if (attempt >= diffRefsAttempts) {
+      // CI knows the base the pipeline was created for; with the MR's head it names the same diff.
+      if (context.diffBaseSha && mergeRequest.sha) {
+        log.warn({ base: context.diffBaseSha, head: mergeRequest.sha }, "diff_refs still empty; using CI_MERGE_REQUEST_DIFF_BASE_SHA")
+        return { mergeRequest, refs: { baseSha: context.diffBaseSha, headSha: mergeRequest.sha, startSha: context.diffBaseSha } }
+      }
+      throw new ChangeReadError(`GitLab has not computed the diff of merge request !${context.iid} yet (diff_refs is empty)`, {
+        source: `GitLab merge request !${context.iid}`,
+        hint: "retry the job in a minute; GitLab fills diff_refs asynchronously after a merge request is created or pushed",
+      })
+    }
+    log.info({ attempt }, "diff_refs empty; waiting")
+    await sleep(diffRefsDelayMs * attempt)
+  }
+}
+
+async function readLocal(options: GitlabProviderOptions, refs: DiffRefs, log: Logger): Promise<Uint8Array | null> {
+  if (!options.readLocalDiff) return null
+  try {
+    const diff = await options.readLocalDiff(refs.baseSha, refs.headSha)
+    if (diff === null) log.info({ base: refs.baseSha, head: refs.headSha }, "checkout lacks the merge request commits; reading the diff from the API")
+    return diff
+  } catch (error) {
+    log.warn({ error: error instanceof Error ? error.message : String(error) }, "local git diff failed; reading the diff from the API")
+    return null
+  }
+}
+
+function previousReviewOf(discussions: Discussion[], bot: ApiUser): { review: PreviousReview | null; findings: PreviousFinding[]; threadNoteIds: Set<number> } {
+  const summaryNote = discussions
+    .flatMap((discussion) => discussion.notes)
+    .filter((note) => note.author.id === bot.id && !note.system && markerIn(note.body, markers.summary) !== null)
+    .at(-1)
+  const threads: PreviousThread[] = []
+  const findings: PreviousFinding[] = []
+  for (const discussion of botThreads(discussions, bot)) {
+    const first = discussion.notes[0] as ApiNote
+    const file = first.position?.new_path ?? first.position?.old_path ?? null
+    const line = first.position?.new_line ?? first.position?.old_line ?? null
+    const resolved = threadResolved(discussion)
+    threads.push({
+      id: discussion.id,
+      file,
+      line,
+      resolved,
+      notes: discussion.notes.filter((note) => !note.system).map((note) => ({ author: note.author.username, body: note.author.id === bot.id ? stripMarkers(note.body) : note.body })),
+    })
+    findings.push({ id: discussion.id, title: titleOf(first), file, line, resolved })
+  }
+  const review = summaryNote || threads.length > 0 ? { summary: summaryNote ? stripMarkers(summaryNote.body) : "", threads } : null
+  const threadNoteIds = new Set(botThreads(discussions, bot).flatMap((discussion) => discussion.notes.map((note) => note.id)))
+  return { review, findings, threadNoteIds }
+}
+
+function titleOf(note: ApiNote): string {
+  const encoded = markerIn(note.body, markers.title)
+  if (encoded !== null) {
+    try {
+      return Buffer.from(encoded, "base64url").toString("utf8")
+    } catch {
+      // fall through to the first line
+    }
+  }
+  return stripMarkers(note.body).split("\n")[0]?.trim() ?? ""
+}
+
+// Every note a person wrote (not system notes, not the bot's), oldest first, thread replies included.
+function humanNotesOf(discussions: Discussion[], bot: ApiUser): ApiNote[] {
+  return discussions
+    .flatMap((discussion) => discussion.notes)
+    .filter((note) => !note.system && note.author.id !== bot.id)
+    .sort((a, b) => (a.created_at ?? "").localeCompare(b.created_at ?? ""))
+}
+
+function commentOf(note: ApiNote): MergeRequestComment {
+  return { author: note.author.username, createdAt: note.created_at ?? null, body: note.body }
+}
+
+async function readApiHeads(client: GitlabClient, commit: string, paths: readonly string[]): Promise<Map<string, string>> {
+  const heads = new Map<string, string>()
+  const queue = paths.slice(0, apiHeadsLimit)
+  const worker = async () => {
+    for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
+      const text = await client.rawFile(path, commit).catch(() => null)
+      if (text !== null) heads.set(path, text.slice(0, headBytes))
+    }
+  }
+  await Promise.all(Array.from({ length: 8 }, worker))
+  return heads
+}
+
+function normalizeSpace(text: string): string {
+  return text.toLowerCase().replace(/\s+/g, " ").trim()
+}

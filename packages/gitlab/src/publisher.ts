@@ -1,0 +1,418 @@
+import { randomBytes } from "node:crypto"
+import { compareSeverity, type Logger, type ReviewFinding, type ReviewRecord, type Severity, Severity as SeveritySchema } from "@opencode-reviewer/core"
+import type { ApiMergeRequest, Discussion } from "./api-schemas"
+import type { CiContext } from "./ci-context"
+import { GitlabRequestError } from "./errors"
+import { fingerprintAll } from "./fingerprint"
+import type { GitlabClient } from "./gitlab-client"
+import { botThreads, threadResolved } from "./bot-threads"
+import type { ReadState } from "./gitlab-provider"
+import { markerIn, markers, prepareBody } from "./markers"
+import { anchorFinding, type DiffRefs } from "./position"
+import { renderSummary, renderThread, type InlineFinding } from "./summary"
+
+/** A finding's inline thread and the finding it carries. */
+export interface ThreadRef {
+  findingId: string
+  discussionId: string
+}
+
+/** What the approval step did. `detail` says why when it did less than the decision asked. */
+export interface ApprovalOutcome {
+  action:
+    | "approved"
+    | "already_approved"
+    | "not_approved"
+    | "unapproved"
+    | "nothing_to_unapprove"
+    | "requested_changes"
+    | "request_changes_unavailable"
+    | "failed"
+  via: "rest" | "graphql" | "quick_action" | null
+  /** The head the approval names (approve only). */
+  sha: string | null
+  detail: string | null
+}
+
+/** Everything `publish` did on the merge request. No local files: the CLI writes review.json. */
+export interface PublishResult {
+  /** Always empty: the GitLab provider writes nothing locally. */
+  files: string[]
+  summaryNote: { id: number; action: "created" | "updated" } | null
+  threads: {
+    created: ThreadRef[]
+    /** Findings whose thread from an earlier review already exists (open, or resolved by a person). */
+    kept: (ThreadRef & { resolved: boolean })[]
+    reopened: ThreadRef[]
+    /** Earlier threads whose finding is gone: answered "Fixed in …" and resolved. */
+    resolved: { discussionId: string }[]
+    /** Findings listed in the summary instead of inline, with why. */
+    movedToSummary: { findingId: string; reason: string }[]
+  }
+  approval: ApprovalOutcome
+  /** Things that went wrong without failing the review. */
+  warnings: string[]
+  /** How many quick actions, mentions and the like were neutralised in what we posted. */
+  neutralized: number
+}
+
+/** Inputs of one publication. */
+export interface PublishInput {
+  client: GitlabClient
+  context: CiContext
+  state: ReadState
+  record: ReviewRecord
+  log: Logger
+}
+
+const maxNoteLength = 990_000
+
+/**
+ * Publishes a review: inline threads first (a refused position moves its finding to the summary),
+ * then the one summary note (edited in place on re-runs), then fixed threads resolved, then the
+ * approval action. Only failing to read the threads or to post the summary note throws; everything
+ * else (a refused thread, approval, resolution or change request) becomes a warning in the result.
+ */
+export async function publishReview(input: PublishInput): Promise<PublishResult> {
+  const { client, state, record, log } = input
+  const result: PublishResult = {
+    files: [],
+    summaryNote: null,
+    threads: { created: [], kept: [], reopened: [], resolved: [], movedToSummary: [] },
+    approval: { action: "failed", via: null, sha: null, detail: null },
+    warnings: [],
+    neutralized: 0,
+  }
+  const prepare = (text: string, list: [string, string][]) => {
+    const prepared = prepareBody(text, list)
+    result.neutralized += prepared.changes
+    return prepared.body
+  }
+  const warn = (message: string, error?: unknown) => {
+    const text = error === undefined ? message : `${message}: ${describe(error)}`
+    result.warnings.push(text)
+    log.warn({ error: error === undefined ? undefined : describe(error) }, message)
+  }
+
+  const reviewedHead = state.refs.headSha
+  const notices: string[] = []
+  const current = await client.mergeRequest().catch((error: unknown) => {
+    warn("could not re-read the merge request before publishing", error)
+    return state.mergeRequest
+  })
+  const currentHead = current.diff_refs?.head_sha ?? reviewedHead
+  // Positions name the diff version the findings were read from; if the MR moved meanwhile the
+  // threads show as outdated, which is the truth, rather than landing on the wrong lines.
+  const refs: DiffRefs = currentHead === reviewedHead ? refsOf(current, state.refs) : state.refs
+  if (currentHead !== reviewedHead) {
+    notices.push(`the merge request changed during the review (reviewed ${short(reviewedHead)}, now ${short(currentHead)}); the new commits need their own review`)
+  }
+
+  let discussions: Discussion[] = await client.discussions()
+  const existing = new Map<string, { discussion: Discussion; resolved: boolean; severity: Severity | null }>()
+  for (const discussion of botThreads(discussions, state.bot)) {
+    const fingerprint = markerIn(discussion.notes[0]!.body, markers.finding) as string
+    if (!existing.has(fingerprint)) existing.set(fingerprint, { discussion, resolved: threadResolved(discussion), severity: lastSeverity(discussion, state.bot.id) })
+  }
+
+  // (b) inline threads
+  const fingerprints = fingerprintAll(record.findings)
+  const inline: InlineFinding[] = []
+  const unanchored: { finding: ReviewFinding; reason: string }[] = []
+  const toSummary = (finding: ReviewFinding, reason: string) => {
+    unanchored.push({ finding, reason })
+    result.threads.movedToSummary.push({ findingId: finding.id, reason })
+  }
+  for (const [index, finding] of record.findings.entries()) {
+    const fingerprint = fingerprints[index] as string
+    const thread = existing.get(fingerprint)
+    if (thread) {
+      const ref = { findingId: finding.id, discussionId: thread.discussion.id }
+      if (!thread.resolved) {
+        inline.push({ finding, thread: "open" })
+        result.threads.kept.push({ ...ref, resolved: false })
+        continue
+      }
+      if (thread.severity !== null && compareSeverity(finding.severity, thread.severity) < 0) {
+        const reopened = await reopen(thread.discussion, finding, fingerprint, thread.severity).then(
+          () => true,
+          (error: unknown) => (warn(`could not reopen thread ${thread.discussion.id}`, error), false),
+        )
+        inline.push({ finding, thread: reopened ? "reopened" : "resolved" })
+        if (reopened) result.threads.reopened.push(ref)
+        else result.threads.kept.push({ ...ref, resolved: true })
+        continue
+      }
+      inline.push({ finding, thread: "resolved" })
+      result.threads.kept.push({ ...ref, resolved: true })
+      continue
+    }
+
+    const anchor = anchorFinding(state.files, finding, refs)
+    if (!anchor.ok) {
+      toSummary(finding, anchor.reason)
+      continue
+    }
+    const body = prepare(renderThread(finding), [
+      [markers.finding, fingerprint],
+      [markers.severity, finding.severity],
+      [markers.title, Buffer.from(finding.title.slice(0, 300), "utf8").toString("base64url")],
+    ])
+    try {
+      const discussion = await client.createThread(body, anchor.position, async () => {
+        const threads = botThreads(await client.discussions(), state.bot)
+        return threads.find((candidate) => markerIn(candidate.notes[0]!.body, markers.finding) === fingerprint)
+      })
+      inline.push({ finding, thread: "created" })
+      result.threads.created.push({ findingId: finding.id, discussionId: discussion.id })
+      if (discussion.notes[0]?.type !== undefined && discussion.notes[0]?.type !== "DiffNote") {
+        warn(`GitLab stored the thread for ${finding.id} without its position (note type ${discussion.notes[0]?.type})`)
+      }
+    } catch (error) {
+      if (error instanceof GitlabRequestError && error.data.status === 400) {
+        toSummary(finding, `GitLab refused the line position (${error.data.description})`)
+        continue
+      }
+      toSummary(finding, "the inline thread could not be posted")
+      warn(`could not post the thread for ${finding.id}`, error)
+    }
+  }
+
+  // (c) re-review: threads of findings that are gone
+  const reported = new Set(fingerprints)
+  const unreviewedPaths = new Set(state.unreviewed.map((file) => file.path))
+  const stale = [...existing].filter(([fingerprint, thread]) => !reported.has(fingerprint) && !thread.resolved)
+  if (stale.length > 0 && record.coverage.failedReviewers.length > 0) {
+    warn(`${stale.length} earlier thread(s) left open: the review was partial, so a missing finding does not mean it was fixed`)
+  }
+  for (const [fingerprint, thread] of record.coverage.failedReviewers.length > 0 ? [] : stale) {
+    const position = thread.discussion.notes[0]?.position
+    if (position?.new_path && unreviewedPaths.has(position.new_path)) continue
+    try {
+      const tag = `${fingerprint}:fixed:${short(reviewedHead)}`
+      const body = prepare(`Fixed in ${short(reviewedHead)}.\n`, [[markers.reply, tag]])
+      await client.reply(thread.discussion.id, body, async () => {
+        const discussion = await client.discussion(thread.discussion.id)
+        return discussion.notes.find((note) => note.author.id === state.bot.id && markerIn(note.body, markers.reply) === tag)
+      })
+      await client.resolveThread(thread.discussion.id, true)
+      result.threads.resolved.push({ discussionId: thread.discussion.id })
+    } catch (error) {
+      warn(`could not resolve fixed thread ${thread.discussion.id}`, error)
+    }
+  }
+
+  // (a) the summary note
+  const text = renderSummary({
+    record,
+    inline,
+    unanchored,
+    unreviewed: state.unreviewed,
+    resolvedThreads: result.threads.resolved.length,
+    breakGlass: record.breakGlass ? state.breakGlass : null,
+    headSha: reviewedHead,
+    notices,
+  })
+  const tag = `${reviewedHead}:${randomBytes(6).toString("hex")}`
+  const summaryBody = prepare(fit(text), [[markers.summary, tag]])
+  discussions = await client.discussions().catch(() => discussions)
+  const previousSummary = discussions
+    .flatMap((discussion) => discussion.notes)
+    .filter((note) => note.author.id === state.bot.id && !note.system && markerIn(note.body, markers.summary) !== null)
+    .at(-1)
+  const createSummary = async () => {
+    const note = await client.createNote(summaryBody, async () =>
+      (await client.discussions())
+        .flatMap((discussion) => discussion.notes)
+        .find((candidate) => candidate.author.id === state.bot.id && markerIn(candidate.body, markers.summary) === tag),
+    )
+    result.summaryNote = { id: note.id, action: "created" }
+  }
+  if (previousSummary) {
+    try {
+      const note = await client.editNote(previousSummary.id, summaryBody)
+      result.summaryNote = { id: note.id, action: "updated" }
+    } catch (error) {
+      if (!(error instanceof GitlabRequestError && error.data.status === 404)) throw error
+      await createSummary()
+    }
+  } else {
+    await createSummary()
+  }
+
+  // (d) the decision's action
+  result.approval = await act(input, current, reviewedHead, warn)
+  log.info(
+    {
+      summary: result.summaryNote,
+      created: result.threads.created.length,
+      kept: result.threads.kept.length,
+      resolved: result.threads.resolved.length,
+      moved: result.threads.movedToSummary.length,
+      approval: result.approval.action,
+    },
+    "review published",
+  )
+  return result
+
+  async function reopen(discussion: Discussion, finding: ReviewFinding, fingerprint: string, was: Severity): Promise<void> {
+    const tag = `${fingerprint}:reopened:${short(reviewedHead)}`
+    const body = prepare(`Reopened: this is now **${finding.severity}** (it was ${was} when the thread was resolved).\n\n${finding.body.trim()}\n`, [
+      [markers.reply, tag],
+      [markers.severity, finding.severity],
+    ])
+    await client.resolveThread(discussion.id, false)
+    await client.reply(discussion.id, body, async () => {
+      const current = await client.discussion(discussion.id)
+      return current.notes.find((note) => note.author.id === state.bot.id && markerIn(note.body, markers.reply) === tag)
+    })
+  }
+}
+
+async function act(input: PublishInput, current: ApiMergeRequest, head: string, warn: (message: string, error?: unknown) => void): Promise<ApprovalOutcome> {
+  const { client, record } = input
+  switch (record.decision) {
+    case "approved":
+    case "approved_with_comments":
+      return approve(input, head)
+    case "minor_issues":
+      return unapprove(client, warn)
+    case "significant_concerns": {
+      await unapprove(client, warn)
+      return requestChanges(input, current, warn)
+    }
+  }
+}
+
+async function approve(input: PublishInput, head: string): Promise<ApprovalOutcome> {
+  const { client } = input
+  const outcome = (action: ApprovalOutcome["action"], detail: string | null): ApprovalOutcome => ({ action, via: "rest", sha: head, detail })
+  try {
+    await client.approve(head)
+    return outcome("approved", null)
+  } catch (error) {
+    const status = error instanceof GitlabRequestError ? error.data.status : null
+    if (status === 409) {
+      // The head moved after the review: approving the new head would approve unreviewed code.
+      const now = await client.mergeRequest().then((mr) => mr.diff_refs?.head_sha ?? mr.sha ?? "unknown", () => "unknown")
+      return outcome("not_approved", `the merge request moved from ${short(head)} to ${short(now)} during the review; the new head needs its own review`)
+    }
+    if (status === 401 || status === 403) {
+      const approvals = await client.approvals().catch(() => null)
+      const already = approvals?.user_has_approved === true || (approvals?.approved_by ?? []).some((entry) => entry.user.id === input.state.bot.id)
+      if (already) return outcome("already_approved", null)
+      return outcome("not_approved", `GitLab refused the approval (HTTP ${status}): the bot user may not be an eligible approver (it needs at least the Developer role)`)
+    }
+    return outcome("failed", describe(error))
+  }
+}
+
+async function unapprove(client: GitlabClient, warn: (message: string, error?: unknown) => void): Promise<ApprovalOutcome> {
+  try {
+    await client.unapprove()
+    return { action: "unapproved", via: "rest", sha: null, detail: null }
+  } catch (error) {
+    if (error instanceof GitlabRequestError && error.data.status === 404) return { action: "nothing_to_unapprove", via: "rest", sha: null, detail: null }
+    warn("could not revoke the bot's approval", error)
+    return { action: "failed", via: "rest", sha: null, detail: describe(error) }
+  }
+}
+
+const requestChangesMutation = `mutation($project_path: ID!, $iid: String!) {
+  mergeRequestRequestChanges(input: { projectPath: $project_path, iid: $iid }) { mergeRequest { iid } errors }
+}`
+
+// GraphQL first (no note, no reviewer list change); else the /request_changes quick action, which
+// needs the bot to be a reviewer. The command is built here and never taken from model text.
+async function requestChanges(input: PublishInput, current: ApiMergeRequest, warn: (message: string, error?: unknown) => void): Promise<ApprovalOutcome> {
+  const { client, context, state } = input
+  const problems: string[] = []
+  // Both ways need the bot to be a reviewer (UpdateReviewerStateService answers "Reviewer not found").
+  try {
+    const reviewerIds = (current.reviewers ?? []).map((user) => user.id)
+    if (!reviewerIds.includes(state.bot.id)) await client.setReviewers([...reviewerIds, state.bot.id])
+  } catch (error) {
+    problems.push(`adding the bot as reviewer: ${describe(error)}`)
+  }
+  const requested = async () => (await client.reviewers()).find((reviewer) => reviewer.user.id === state.bot.id)?.state === "requested_changes"
+  const landed = async () => ((await requested()) ? {} : undefined)
+
+  const projectPath = projectPathOf(current, context)
+  if (projectPath !== null) {
+    try {
+      const answer = await client.graphql(requestChangesMutation, { project_path: projectPath, iid: String(context.iid) }, landed)
+      const payload = (answer.data as { mergeRequestRequestChanges?: { errors?: unknown } } | null)?.mergeRequestRequestChanges
+      const errors = [...answer.errors, ...(Array.isArray(payload?.errors) ? payload.errors.map(String) : [])]
+      if (payload && errors.length === 0) return { action: "requested_changes", via: "graphql", sha: null, detail: null }
+      problems.push(`GraphQL: ${errors.join("; ") || "no mergeRequestRequestChanges in the answer"}`)
+    } catch (error) {
+      problems.push(`GraphQL: ${describe(error)}`)
+    }
+  }
+
+  try {
+    await client.postCommand("/request_changes", landed)
+    if (await requested()) return { action: "requested_changes", via: "quick_action", sha: null, detail: problems.length > 0 ? problems.join("; ") : null }
+    problems.push("quick action: GitLab did not record the change request")
+  } catch (error) {
+    problems.push(`quick action: ${describe(error)}`)
+  }
+  const detail = `this GitLab cannot record "request changes" for the bot (${problems.join("; ")}); the failing review job is the merge gate`
+  warn(detail)
+  return { action: "request_changes_unavailable", via: null, sha: null, detail }
+}
+
+function projectPathOf(mergeRequest: ApiMergeRequest, context: CiContext): string | null {
+  const full = mergeRequest.references?.full
+  if (full && full.includes("!")) return full.slice(0, full.lastIndexOf("!"))
+  const url = mergeRequest.web_url
+  const match = url ? /^https?:\/\/[^/]+\/(.+?)\/-\/merge_requests\/\d+/.exec(url) : null
+  if (match?.[1]) {
+    const server = new URL(context.serverUrl).pathname.replace(/^\/+|\/+$/g, "")
+    return server && match[1].startsWith(`${server}/`) ? match[1].slice(server.length + 1) : match[1]
+  }
+  return /^\d+$/.test(context.projectId) ? null : context.projectId
+}
+
+function refsOf(mergeRequest: ApiMergeRequest, fallback: DiffRefs): DiffRefs {
+  const refs = mergeRequest.diff_refs
+  if (!refs?.base_sha || !refs.head_sha) return fallback
+  return { baseSha: refs.base_sha, headSha: refs.head_sha, startSha: refs.start_sha ?? refs.base_sha }
+}
+
+// The severity a thread stands at: the last bot note in it that states one.
+function lastSeverity(discussion: Discussion, botId: number): Severity | null {
+  for (const note of [...discussion.notes].reverse()) {
+    if (note.author.id !== botId) continue
+    const parsed = SeveritySchema.safeParse(markerIn(note.body, markers.severity))
+    if (parsed.success) return parsed.data
+  }
+  return null
+}
+
+function fit(text: string): string {
+  if (text.length <= maxNoteLength) return text
+  return `${text.slice(0, maxNoteLength)}\n\n*(truncated: the full review is in the job's review.json artifact)*\n`
+}
+
+function short(sha: string): string {
+  return sha.slice(0, 8)
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+/** Lines for the terminal: what was posted and what could not be done. */
+export function describePublishResult(result: PublishResult): string {
+  const lines: string[] = []
+  if (result.summaryNote) lines.push(`GitLab: summary note ${result.summaryNote.id} ${result.summaryNote.action}`)
+  const threads = result.threads
+  lines.push(
+    `GitLab: threads ${threads.created.length} created, ${threads.kept.length} kept, ${threads.reopened.length} reopened, ${threads.resolved.length} resolved as fixed, ${threads.movedToSummary.length} in the summary`,
+  )
+  const approval = result.approval
+  lines.push(`GitLab: ${approval.action.replace(/_/g, " ")}${approval.via ? ` (${approval.via.replace(/_/g, " ")})` : ""}${approval.detail ? ` — ${approval.detail}` : ""}`)
+  for (const warning of result.warnings) lines.push(`GitLab warning: ${warning}`)
+  return lines.join("\n") + "\n"
+}

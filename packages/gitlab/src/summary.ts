@@ -1,0 +1,217 @@
+import type { Decision, ReviewFinding, ReviewRecord, Severity, UsageEntry } from "@opencode-reviewer/core"
+import type { UnreviewedFile } from "./api-diff"
+
+/** A finding shown as an inline thread, with what happened to its thread. */
+export interface InlineFinding {
+  finding: ReviewFinding
+  thread: "created" | "open" | "resolved" | "reopened"
+}
+
+/** Everything the summary note is rendered from. */
+export interface SummaryInput {
+  record: ReviewRecord
+  inline: InlineFinding[]
+  /** Findings that could not be anchored on a diff line, with why. */
+  unanchored: { finding: ReviewFinding; reason: string }[]
+  unreviewed: UnreviewedFile[]
+  /** Threads of earlier reviews resolved by this one. */
+  resolvedThreads: number
+  breakGlass: { by: string; at: string | null } | null
+  headSha: string | null
+  /** Facts about this run the reader must see (the MR moved during the review, ...). */
+  notices: string[]
+}
+
+/**
+ * The summary note's markdown, before neutralisation and markers: decision, warnings about what
+ * was not reviewed, the coordinator's summary and answer, findings (those not inline in full),
+ * resolved findings, coverage, and the cost footer. It never calls a partial review clean.
+ */
+export function renderSummary(input: SummaryInput): string {
+  const { record } = input
+  const lines: string[] = [`### AI code review: ${decisionLabels[record.decision]}`, ""]
+  const reasons = record.reasons.length > 0 ? ` — ${record.reasons.map(oneLine).join("; ")}` : ""
+  lines.push(`**Decision:** \`${record.decision}\`${reasons}  `)
+  const head = input.headSha ? ` · head \`${input.headSha.slice(0, 8)}\`` : ""
+  lines.push(`**Reviewed:** ${record.tier} tier · ${plural(record.coverage.reviewedFiles, "file")} · ${countFindings(record.findings)}${head}`, "")
+
+  for (const warning of warnings(input)) lines.push(`> **${warning.title}** ${warning.text}`, ">")
+  if (lines.at(-1) === ">") lines.splice(lines.length - 1, 1, "")
+
+  if (record.summary.trim() !== "") lines.push("#### Summary", "", record.summary.trim(), "")
+  if (record.answer !== null && record.answer.trim() !== "") lines.push("#### Answer", "", record.answer.trim(), "")
+
+  lines.push("#### Findings", "")
+  if (record.findings.length === 0) lines.push(noFindings(input), "")
+  if (input.inline.length > 0) {
+    lines.push(`Inline threads (${input.inline.length}):`, "")
+    for (const { finding, thread } of sorted(input.inline, (item) => item.finding)) {
+      lines.push(`- ${severityMark[finding.severity]} **${finding.severity}** ${code(location(finding))} — ${oneLine(finding.title)} *(${threadLabels[thread]})*`)
+    }
+    lines.push("")
+  }
+  if (input.unanchored.length > 0) {
+    lines.push(`Not on a diff line, so listed here (${input.unanchored.length}):`, "")
+    for (const { finding, reason } of sorted(input.unanchored, (item) => item.finding)) {
+      lines.push(`- ${severityMark[finding.severity]} **${finding.severity}** ${code(location(finding))} — **${oneLine(finding.title)}** *(${finding.category}; ${oneLine(reason)})*`)
+      const body = finding.body.trim()
+      if (body !== "") lines.push("", ...body.split("\n").map((line) => (line === "" ? "" : `  ${line}`)), "")
+    }
+    if (lines.at(-1) !== "") lines.push("")
+  }
+
+  if (record.resolved.length > 0 || input.resolvedThreads > 0) {
+    lines.push("#### Resolved since the previous review", "")
+    for (const resolved of record.resolved) {
+      const where = resolved.file === null ? "" : `${code(resolved.line === null ? resolved.file : `${resolved.file}:${resolved.line}`)} — `
+      lines.push(`- ${where}${oneLine(resolved.title)}`)
+    }
+    if (input.resolvedThreads > 0) lines.push(`- ${plural(input.resolvedThreads, "earlier thread")} resolved as fixed.`)
+    lines.push("")
+  }
+
+  lines.push("#### Coverage", "", `- Files reviewed: ${record.coverage.reviewedFiles}`)
+  if (input.unreviewed.length > 0) {
+    lines.push(`- **Not reviewed** — GitLab sent no content for ${plural(input.unreviewed.length, "file")}:`)
+    for (const file of input.unreviewed) lines.push(`  - ${code(file.path)} — ${oneLine(file.reason)}`)
+  }
+  if (record.coverage.filtered.length > 0) {
+    lines.push(`- Filtered as noise, not reviewed (${record.coverage.filtered.length}):`)
+    for (const file of record.coverage.filtered) lines.push(`  - ${code(file.path)} — ${oneLine(file.reason)}`)
+  }
+  if (record.coverage.failedReviewers.length > 0) {
+    lines.push(`- **Reviewers that failed** (${record.coverage.failedReviewers.length}); their areas were not reviewed:`)
+    for (const reviewer of record.coverage.failedReviewers) lines.push(`  - ${reviewer.name} — ${oneLine(reviewer.error)}`)
+  } else {
+    lines.push("- Every scheduled reviewer finished.")
+  }
+  for (const note of record.notes) lines.push(`- Note: ${oneLine(note)}`)
+  for (const notice of input.notices) lines.push(`- Note: ${oneLine(notice)}`)
+  lines.push("", "---", "", `*${footer(record)}*`)
+  return lines.join("\n") + "\n"
+}
+
+/** An inline thread's markdown, before neutralisation and markers. */
+export function renderThread(finding: ReviewFinding): string {
+  const lines = [`**${severityMark[finding.severity]} ${severityLabels[finding.severity]} · ${oneLine(finding.category)}** — ${oneLine(finding.title)}`, ""]
+  if (finding.body.trim() !== "") lines.push(finding.body.trim(), "")
+  lines.push(`*raised by ${oneLine(finding.reviewer)} · AI code review*`)
+  return lines.join("\n") + "\n"
+}
+
+const decisionLabels: Record<Decision, string> = {
+  approved: "✅ approved",
+  approved_with_comments: "✅ approved with comments",
+  minor_issues: "⚠️ minor issues",
+  significant_concerns: "⛔ significant concerns",
+}
+const severityMark: Record<Severity, string> = { critical: "⛔", warning: "⚠️", suggestion: "💡" }
+const severityLabels: Record<Severity, string> = { critical: "Critical", warning: "Warning", suggestion: "Suggestion" }
+const threadLabels: Record<InlineFinding["thread"], string> = {
+  created: "new thread",
+  open: "thread still open",
+  resolved: "thread resolved by a reviewer",
+  reopened: "thread reopened: it got worse",
+}
+const severities: readonly Severity[] = ["critical", "warning", "suggestion"]
+
+function warnings(input: SummaryInput): { title: string; text: string }[] {
+  const { record } = input
+  const result: { title: string; text: string }[] = []
+  if (input.breakGlass) {
+    const when = input.breakGlass.at ? ` (${input.breakGlass.at})` : ""
+    result.push({ title: "Break glass:", text: `approved because ${input.breakGlass.by} asked for it${when}, whatever the review found.` })
+  } else if (record.breakGlass) {
+    result.push({ title: "Break glass:", text: "approved at a human's request, whatever the review found." })
+  }
+  const failed = record.coverage.failedReviewers
+  if (failed.length > 0) {
+    result.push({
+      title: "Partial review.",
+      text: `${plural(failed.length, "reviewer")} failed (${failed.map((reviewer) => `${reviewer.name}: ${oneLine(reviewer.error)}`).join("; ")}); what ${failed.length === 1 ? "it covers" : "they cover"} was not reviewed.`,
+    })
+  }
+  if (input.unreviewed.length > 0) {
+    result.push({ title: "Not reviewed:", text: `GitLab sent no diff content for ${plural(input.unreviewed.length, "file")} (listed under Coverage).` })
+  }
+  if (record.coverage.filtered.length > 0) {
+    const count = record.coverage.filtered.length
+    result.push({ title: "Filtered:", text: `${count} file${count === 1 ? " was" : "s were"} skipped as noise (listed under Coverage).` })
+  }
+  if (record.injectionSuspected) {
+    result.push({ title: "Prompt injection suspected:", text: "text in the merge request tried to pass as review instructions; it was removed, and the change is not approved automatically." })
+  }
+  return result
+}
+
+function noFindings(input: SummaryInput): string {
+  const gaps = input.record.coverage.failedReviewers.length > 0 || input.unreviewed.length > 0
+  return gaps ? "No findings in what was reviewed. Parts of the change were not reviewed (see Coverage), so this is not a clean result." : "No findings."
+}
+
+function sorted<T>(items: readonly T[], finding: (item: T) => ReviewFinding): T[] {
+  return severities.flatMap((severity) => items.filter((item) => finding(item).severity === severity))
+}
+
+function countFindings(findings: readonly ReviewFinding[]): string {
+  if (findings.length === 0) return "no findings"
+  const parts = severities
+    .map((severity) => [severity, findings.filter((finding) => finding.severity === severity).length] as const)
+    .filter(([, count]) => count > 0)
+    .map(([severity, count]) => `${count} ${severity}`)
+  return `${plural(findings.length, "finding")} (${parts.join(", ")})`
+}
+
+function footer(record: ReviewRecord): string {
+  const totals = sumUsage(Object.keys(record.usage.byModel).length > 0 ? record.usage.byModel : record.usage.byAgent)
+  const tokens = totals.input + totals.output + totals.cacheRead + totals.cacheWrite
+  const tokenText = tokens > 0 ? ` · ${number(totals.input)} tokens in, ${number(totals.output)} out, ${number(totals.cacheRead)} cache read` : ""
+  return `Cost ${dollars(record.usage.costUsd)} · ${duration(record.durationMs)}${tokenText} · opencode-reviewer`
+}
+
+function sumUsage(entries: Record<string, UsageEntry>): UsageEntry {
+  const total: UsageEntry = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, costUsd: 0 }
+  for (const entry of Object.values(entries)) {
+    total.input += entry.input
+    total.output += entry.output
+    total.cacheRead += entry.cacheRead
+    total.cacheWrite += entry.cacheWrite
+    total.costUsd += entry.costUsd
+  }
+  return total
+}
+
+function location(finding: ReviewFinding): string {
+  return finding.line === null ? finding.file : `${finding.file}:${finding.line}`
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`
+}
+
+// "USD", not "$": GitLab reads "$5" as a snippet reference, and the neutraliser quotes it as code.
+function dollars(value: number): string {
+  return value > 0 && value < 0.01 ? `${value.toFixed(4)} USD` : `${value.toFixed(2)} USD`
+}
+
+function duration(ms: number): string {
+  const seconds = Math.round(ms / 1000)
+  if (seconds < 60) return `${seconds}s`
+  return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, "0")}s`
+}
+
+function number(value: number): string {
+  return value.toLocaleString("en-US")
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, " ").trim()
+}
+
+// Inline code that survives backticks in the text (a file name may hold any character).
+function code(text: string): string {
+  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((match) => match[0].length))
+  const fence = "`".repeat(longest + 1)
+  const pad = text.startsWith("`") || text.endsWith("`") ? " " : ""
+  return `${fence}${pad}${oneLine(text)}${pad}${fence}`
+}
