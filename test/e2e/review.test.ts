@@ -3,131 +3,21 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
 import { main } from "opencode-reviewer"
-import { parseFindings, renderReviewXml, type Finding, type ReviewRecord } from "@opencode-reviewer/core"
-import {
-  createTempRepo,
-  findingsReply,
-  gitEnv,
-  hangReply,
-  lengthReply,
-  rateLimitReply,
-  startModelServer,
-  statusReply,
-  text,
-  toolCall,
-  type ModelServer,
-  type RecordedRequest,
-  type Reply,
-  type TempRepo,
-} from "@opencode-reviewer/testkit"
+import type { ReviewRecord } from "@opencode-reviewer/core"
+import { hangReply, lengthReply, rateLimitReply, statusReply, type ModelServer, type RecordedRequest, type Reply, type TempRepo } from "@opencode-reviewer/testkit"
+import { cleanUp, cleanups, createScenario, judge, specialists, type Run as ScenarioRun, type ScenarioOptions } from "./harness"
 
 // `opencode-reviewer review` end to end: the CLI plans, runs the real opencode binary with the
 // runtime plugin and the comment server, and the scripted model plays coordinator and specialists.
 
-const specialists = ["security", "code-quality", "performance", "compliance", "documentation", "release", "agents-md"]
+afterEach(cleanUp)
 
-interface Run {
-  code: number
-  stdout: string
-  stderr: string
-  record: ReviewRecord | null
-  server: ModelServer
-  repo: TempRepo
-}
+type Run = ScenarioRun & { server: ModelServer; repo: TempRepo }
 
-const cleanups: (() => Promise<void>)[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup()
-})
-
-/** A coordinator that runs the reviewers, keeps every finding they report, and submits. */
-function judge(request: RecordedRequest): Reply {
-  if (request.toolResults.length === 0) return toolCall("spawn_reviewers", {})
-  if (request.toolResults.length === 1) {
-    const output = request.toolResults[0]!.content
-    const findings: Finding[] = [...output.matchAll(/<findings>[\s\S]*?<\/findings>/g)].flatMap((match) => {
-      const parsed = parseFindings(match[0])
-      return parsed.ok ? parsed.findings : []
-    })
-    const failed = [...output.matchAll(/name="([^"]+)" status="failed"/g)].map((match) => match[1])
-    const summary = `Judged ${findings.length} findings.${failed.length ? ` Failed reviewers: ${failed.join(", ")}.` : ""}`
-    return toolCall("review_submit_review", { review: renderReviewXml({ summary, findings, answer: null }) })
-  }
-  return text("Submitted.")
-}
-
-const sqlFinding = {
-  severity: "critical" as const,
-  file: "src/auth/login.ts",
-  line: 2,
-  category: "security",
-  title: "SQL built from the request",
-  body: "The user name is concatenated into the query.",
-}
-
-interface Options {
-  files?: Record<string, string>
-  replies?: Record<string, Reply | ((request: RecordedRequest) => Reply)>
-  coordinator?: string[]
-  config?: Record<string, unknown>
-  args?: string[]
-  env?: Record<string, string>
-  contextLimit?: number
-}
-
-async function review(options: Options = {}): Promise<Run> {
-  const server = await startModelServer()
-  const repo = await createTempRepo()
-  cleanups.push(() => server.close(), () => repo.remove())
-  await repo.write({ "README.md": "# app\n", "src/app.ts": "export const a = 1\n" })
-  repo.commit("init")
-  repo.git("checkout", "-q", "-b", "feature")
-  await repo.write(options.files ?? { "src/auth/login.ts": "export function login(db, name) {\n  return db.query(`SELECT * FROM users WHERE name = '${name}'`)\n}\n" })
-  repo.commit("Add login")
-
-  const coordinator = options.coordinator ?? ["fake/coordinator"]
-  const replies: Record<string, Reply | ((request: RecordedRequest) => Reply)> = {
-    "fake/coordinator": judge,
-    ...Object.fromEntries(specialists.map((name) => [`fake/${name}`, findingsReply(name === "security" ? [sqlFinding] : [], { usage: { input: 1000, output: 50, cacheRead: 200 } })])),
-    ...options.replies,
-  }
-  for (const [model, reply] of Object.entries(replies)) server.rule((request) => `fake/${request.model}` === model, reply)
-  const models = [...new Set([...coordinator, ...Object.keys(replies)])].map((model) => model.slice("fake/".length))
-  const config = {
-    provider: {
-      fake: {
-        npm: "@ai-sdk/openai-compatible",
-        options: { baseURL: server.url, apiKey: "test-key" },
-        models: Object.fromEntries(models.map((model) => [model, { limit: { context: options.contextLimit ?? 200_000, output: 8_000 }, cost: { input: 3, output: 15, cache_read: 0.3 } }])),
-      },
-    },
-    models: { top: coordinator, standard: coordinator, light: coordinator },
-    reviewers: Object.fromEntries(specialists.map((name) => [name, { model: `fake/${name}` }])),
-    limits: { heartbeatSeconds: 30 },
-    ...options.config,
-  }
-  const scratch = await mkdtemp(join(tmpdir(), "ocr-review-e2e-"))
-  cleanups.push(() => rm(scratch, { recursive: true, force: true }))
-  const configFile = join(scratch, "config.json")
-  await writeFile(configFile, JSON.stringify(config))
-  const outputDir = join(scratch, "out")
-
-  let stdout = ""
-  let stderr = ""
-  const code = await main({
-    argv: ["review", "--repo", repo.dir, "--config", configFile, "--output-dir", outputDir, ...(options.args ?? [])],
-    env: { ...gitEnv(repo.dir), ...options.env },
-    cwd: repo.dir,
-    stdout: (chunk) => void (stdout += chunk),
-    stderr: (chunk) => void (stderr += chunk),
-    stdin: async () => new Uint8Array(),
-    execPath: process.execPath,
-  })
-  const record = await readFile(join(outputDir, "review.json"), "utf8").then(
-    (json) => JSON.parse(json) as ReviewRecord,
-    () => null,
-  )
-  return { code, stdout, stderr, record, server, repo }
+async function review(options: ScenarioOptions & { args?: string[]; env?: Record<string, string> } = {}): Promise<Run> {
+  const scenario = await createScenario(options)
+  const run = await scenario.run({ ...(options.args ? { args: options.args } : {}), ...(options.env ? { env: options.env } : {}) })
+  return { ...run, server: scenario.server, repo: scenario.repo }
 }
 
 const modelsAsked = (server: ModelServer) => [...new Set(server.requests.filter((request) => !request.isTitle).map((request) => request.model))].sort()

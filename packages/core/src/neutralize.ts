@@ -229,15 +229,15 @@ function append(pieces: Piece[], more: readonly Piece[]): void {
 }
 
 function join(pieces: readonly Piece[]): string {
-  let out = ""
+  const out: string[] = []
   let previous: Piece | null = null
   for (const piece of pieces) {
     if (piece.text === "") continue
-    if (out.endsWith("`") && piece.text.startsWith("`") && (piece.inserted || previous?.inserted)) out += " "
-    out += piece.text
+    if (previous?.text.endsWith("`") && piece.text.startsWith("`") && (piece.inserted || previous.inserted)) out.push(" ")
+    out.push(piece.text)
     previous = piece
   }
-  return out
+  return out.join("")
 }
 
 // ---- inline ----------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ export interface ApprovalOutcome {
     | "unapproved"
     | "nothing_to_unapprove"
     | "requested_changes"
+    | "already_requested_changes"
     | "request_changes_unavailable"
     | "failed"
   via: "rest" | "graphql" | "quick_action" | null
@@ -336,6 +337,9 @@ async function requestChanges(input: PublishInput, current: ApiMergeRequest, war
   }
   const requested = async () => (await client.reviewers()).find((reviewer) => reviewer.user.id === state.bot.id)?.state === "requested_changes"
   const landed = async () => ((await requested()) ? {} : undefined)
+  // A re-run on the same head finds the request still standing: asking again would only add
+  // another "requested changes" system note to the merge request.
+  if (await requested().catch(() => false)) return { action: "already_requested_changes", via: null, sha: null, detail: null }
 
   const projectPath = projectPathOf(current, context)
   if (projectPath !== null) {

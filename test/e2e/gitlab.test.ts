@@ -1,0 +1,104 @@
+import { readFile } from "node:fs/promises"
+import { join } from "node:path"
+import { afterEach, describe, expect, test } from "vitest"
+import { findingsReply, startGitlabFake, type GitlabFake } from "@opencode-reviewer/testkit"
+import { cleanUp, cleanups, createScenario, specialists, sqlFinding, type Scenario } from "./harness"
+
+// `opencode-reviewer review` in a GitLab merge request pipeline: the real opencode binary, the
+// scripted model, and the GitLab fake built to the REST contract.
+
+afterEach(cleanUp)
+
+async function gitlabScenario(): Promise<{ scenario: Scenario; fake: GitlabFake; env: Record<string, string> }> {
+  const scenario = await createScenario()
+  const fake = await startGitlabFake({ repoDir: scenario.repo.dir, sourceBranch: "feature", targetBranch: "main", title: "Add login" })
+  cleanups.push(() => fake.close())
+  const env = {
+    CI: "true",
+    CI_PIPELINE_SOURCE: "merge_request_event",
+    CI_SERVER_URL: fake.url,
+    CI_API_V4_URL: fake.apiUrl,
+    CI_MERGE_REQUEST_PROJECT_ID: String(fake.projectId),
+    CI_MERGE_REQUEST_IID: String(fake.iid),
+    GITLAB_TOKEN: fake.tokens.bot,
+    CI_JOB_TOKEN: fake.tokens.job,
+  }
+  return { scenario, fake, env }
+}
+
+const botNotes = (fake: GitlabFake) => fake.state.notes.filter((note) => !note.system && note.author.username !== "alice")
+
+describe("opencode-reviewer review on GitLab", () => {
+  test("a critical finding: one summary note, one thread at the right line, request changes, exit 2", async () => {
+    const { scenario, fake, env } = await gitlabScenario()
+    const run = await scenario.run({ env })
+    expect(run.code, run.stderr).toBe(2)
+    expect(run.record!.decision).toBe("significant_concerns")
+    const threads = fake.state.discussions.filter((discussion) => !discussion.individualNote)
+    expect(threads).toHaveLength(1)
+    expect(threads[0]!.notes[0]!.position).toMatchObject({ new_path: "src/auth/login.ts", new_line: 2, head_sha: fake.state.versions.at(-1)!.headSha })
+    const summaries = botNotes(fake).filter((note) => note.body.includes("opencode-reviewer:summary"))
+    expect(summaries).toHaveLength(1)
+    expect(fake.state.requestChanges.length).toBeGreaterThan(0)
+    expect(fake.state.executedQuickActions.filter((action) => action.name !== "request_changes")).toEqual([])
+    // The local outputs exist beside review.json.
+    for (const file of ["review.json", "review.md", "gl-code-quality-report.json", "review.sarif"]) {
+      expect(await readFile(join(scenario.outputDir, file), "utf8"), file).toBeTruthy()
+    }
+  })
+
+  test("a re-run on the same head edits the same note and opens no new thread", async () => {
+    const { scenario, fake, env } = await gitlabScenario()
+    await scenario.run({ env })
+    const notesBefore = botNotes(fake).length
+    const threadsBefore = fake.state.discussions.length
+    const run = await scenario.run({ env })
+    expect(run.code, run.stderr).toBe(2)
+    expect(botNotes(fake).map((note) => note.body.slice(0, 60)), JSON.stringify(botNotes(fake).map((note) => note.body.slice(0, 80)))).toHaveLength(notesBefore)
+    expect(fake.state.discussions.length, JSON.stringify(fake.state.discussions.map((discussion) => discussion.notes.map((note) => note.body.slice(0, 70))))).toBe(threadsBefore)
+  })
+
+  test("a new head that fixes the issue resolves its thread and approves with the head sha", async () => {
+    const { scenario, fake, env } = await gitlabScenario()
+    await scenario.run({ env })
+    await scenario.repo.write({ "src/auth/login.ts": "export function login(db, name) {\n  return db.query(\"SELECT * FROM users WHERE name = $1\", [name])\n}\n" })
+    scenario.repo.commit("Bind the user name")
+    await fake.push()
+    scenario.setReply("fake/security", findingsReply([]))
+    const run = await scenario.run({ env })
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.record!.decision).toBe("approved")
+    const thread = fake.state.discussions.find((discussion) => !discussion.individualNote)!
+    expect(thread.notes.every((note) => note.resolved)).toBe(true)
+    expect(fake.state.approvals.map((approval) => approval.sha)).toContain(fake.state.versions.at(-1)!.headSha)
+    expect(run.record!.resolved).toHaveLength(1)
+  })
+
+  test("break glass from a human approves whatever the review finds, and says so", async () => {
+    const { scenario, fake, env } = await gitlabScenario()
+    fake.addHumanNote("Hotfix for the outage, break glass please")
+    const run = await scenario.run({ env })
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.record).toMatchObject({ decision: "approved", breakGlass: true })
+    expect(fake.state.approvals.length).toBe(1)
+    expect(botNotes(fake).find((note) => note.body.includes("opencode-reviewer:summary"))!.body.toLowerCase()).toContain("break glass")
+  })
+
+  test("with only CI_JOB_TOKEN it fails and says to create a project access token", async () => {
+    const { scenario, env } = await gitlabScenario()
+    const { GITLAB_TOKEN: _unused, ...jobOnly } = env
+    const run = await scenario.run({ env: jobOnly })
+    expect(run.code).toBe(1)
+    expect(run.stderr).toMatch(/project access token/i)
+    expect(run.record).toBeNull()
+  })
+
+  test("GitLab tokens never reach the opencode child", async () => {
+    const { scenario, env } = await gitlabScenario()
+    await scenario.run({ env })
+    const config = await readFile(join(scenario.outputDir, "work", "opencode.json"), "utf8")
+    expect(config).not.toContain(env.GITLAB_TOKEN)
+    expect(specialists.length).toBe(7)
+    expect(sqlFinding.line).toBe(2)
+  })
+})

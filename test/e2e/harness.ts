@@ -1,0 +1,157 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { main } from "opencode-reviewer"
+import { parseFindings, renderReviewXml, type Finding, type ReviewRecord } from "@opencode-reviewer/core"
+import {
+  createTempRepo,
+  findingsReply,
+  gitEnv,
+  startModelServer,
+  text,
+  toolCall,
+  type ModelServer,
+  type RecordedRequest,
+  type Reply,
+  type TempRepo,
+} from "@opencode-reviewer/testkit"
+
+// Shared by the end-to-end review suites: a temp repo with a change, the scripted model playing a
+// coordinator that keeps every reviewer finding, and the CLI run in-process against the real opencode.
+
+export const specialists = ["security", "code-quality", "performance", "compliance", "documentation", "release", "agents-md"]
+
+export interface Run {
+  code: number
+  stdout: string
+  stderr: string
+  record: ReviewRecord | null
+}
+
+/** Runs after each test: servers closed, temp dirs removed. */
+export const cleanups: (() => Promise<void>)[] = []
+
+export async function cleanUp(): Promise<void> {
+  for (const cleanup of cleanups.splice(0)) await cleanup()
+}
+
+/** A coordinator that runs the reviewers, keeps every finding they report, and submits. */
+export function judge(request: RecordedRequest): Reply {
+  if (request.toolResults.length === 0) return toolCall("spawn_reviewers", {})
+  if (request.toolResults.length === 1) {
+    const output = request.toolResults[0]!.content
+    const findings: Finding[] = [...output.matchAll(/<findings>[\s\S]*?<\/findings>/g)].flatMap((match) => {
+      const parsed = parseFindings(match[0])
+      return parsed.ok ? parsed.findings : []
+    })
+    const failed = [...output.matchAll(/name="([^"]+)" status="failed"/g)].map((match) => match[1])
+    const summary = `Judged ${findings.length} findings.${failed.length ? ` Failed reviewers: ${failed.join(", ")}.` : ""}`
+    return toolCall("review_submit_review", { review: renderReviewXml({ summary, findings, answer: null }) })
+  }
+  return text("Submitted.")
+}
+
+export const sqlFinding = {
+  severity: "critical" as const,
+  file: "src/auth/login.ts",
+  line: 2,
+  category: "security",
+  title: "SQL built from the request",
+  body: "The user name is concatenated into the query.",
+}
+
+export const loginSource = "export function login(db, name) {\n  return db.query(`SELECT * FROM users WHERE name = '${name}'`)\n}\n"
+
+export interface ScenarioOptions {
+  files?: Record<string, string>
+  replies?: Record<string, Reply | ((request: RecordedRequest) => Reply)>
+  coordinator?: string[]
+  config?: Record<string, unknown>
+  contextLimit?: number
+}
+
+export interface Scenario {
+  server: ModelServer
+  repo: TempRepo
+  outputDir: string
+  /** Replaces the scripted reply of one model (e.g. "fake/security") for the following requests. */
+  setReply(model: string, reply: Reply | ((request: RecordedRequest) => Reply)): void
+  /** Runs `opencode-reviewer review` once more (same repo, config and model). */
+  run(options?: { args?: string[]; env?: Record<string, string> }): Promise<Run>
+}
+
+/** A repo on `feature` with a change against `main`, a scripted model, and a config pointing at it. */
+export async function createScenario(options: ScenarioOptions = {}): Promise<Scenario> {
+  const server = await startModelServer()
+  const repo = await createTempRepo()
+  cleanups.push(() => server.close(), () => repo.remove())
+  await repo.write({ "README.md": "# app\n", "src/app.ts": "export const a = 1\n" })
+  repo.commit("init")
+  repo.git("checkout", "-q", "-b", "feature")
+  await repo.write(options.files ?? { "src/auth/login.ts": loginSource })
+  repo.commit("Add login")
+
+  const coordinator = options.coordinator ?? ["fake/coordinator"]
+  const replies: Record<string, Reply | ((request: RecordedRequest) => Reply)> = {
+    "fake/coordinator": judge,
+    ...Object.fromEntries(specialists.map((name) => [`fake/${name}`, findingsReply(name === "security" ? [sqlFinding] : [], { usage: { input: 1000, output: 50, cacheRead: 200 } })])),
+    ...options.replies,
+  }
+  // One rule per model that looks its reply up when the request arrives, so a test can change it.
+  for (const model of Object.keys(replies)) {
+    server.rule(
+      (request) => `fake/${request.model}` === model,
+      (request) => {
+        const reply = replies[model]!
+        return typeof reply === "function" ? reply(request) : reply
+      },
+    )
+  }
+  const models = [...new Set([...coordinator, ...Object.keys(replies)])].map((model) => model.slice("fake/".length))
+  const config = {
+    provider: {
+      fake: {
+        npm: "@ai-sdk/openai-compatible",
+        options: { baseURL: server.url, apiKey: "test-key" },
+        models: Object.fromEntries(models.map((model) => [model, { limit: { context: options.contextLimit ?? 200_000, output: 8_000 }, cost: { input: 3, output: 15, cache_read: 0.3 } }])),
+      },
+    },
+    models: { top: coordinator, standard: coordinator, light: coordinator },
+    reviewers: Object.fromEntries(specialists.map((name) => [name, { model: `fake/${name}` }])),
+    limits: { heartbeatSeconds: 30 },
+    ...options.config,
+  }
+  const scratch = await mkdtemp(join(tmpdir(), "ocr-review-e2e-"))
+  cleanups.push(() => rm(scratch, { recursive: true, force: true }))
+  const configFile = join(scratch, "config.json")
+  await writeFile(configFile, JSON.stringify(config))
+  const outputDir = join(scratch, "out")
+
+  return {
+    server,
+    repo,
+    outputDir,
+    setReply(model, reply) {
+      replies[model] = reply
+    },
+    async run(runOptions = {}) {
+      await rm(join(outputDir, "review.json"), { force: true })
+      let stdout = ""
+      let stderr = ""
+      const code = await main({
+        argv: ["review", "--repo", repo.dir, "--config", configFile, "--output-dir", outputDir, ...(runOptions.args ?? [])],
+        env: { ...gitEnv(repo.dir), ...runOptions.env },
+        cwd: repo.dir,
+        stdout: (chunk) => void (stdout += chunk),
+        stderr: (chunk) => void (stderr += chunk),
+        stdin: async () => new Uint8Array(),
+        execPath: process.execPath,
+      })
+      const record = await readFile(join(outputDir, "review.json"), "utf8").then(
+        (json) => JSON.parse(json) as ReviewRecord,
+        () => null,
+      )
+      return { code, stdout, stderr, record }
+    },
+  }
+}
