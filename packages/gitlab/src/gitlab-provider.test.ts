@@ -178,13 +178,18 @@ describe("reading the merge request", () => {
     expect(gitlab.breakGlass("break glass")).toEqual({ by: "carol", at: expect.any(String) })
   })
 
-  test("readTrustedFile reads the target branch, null when missing", async () => {
+  test("readTrustedFile reads the target branch, never the change, null when missing", async () => {
     await start()
+    // The change under review rewrites the config to make itself pass: that copy must not be read.
+    repo.git("checkout", "-q", "feature")
+    await repo.write({ "opencode-reviewer.json": '{ "failOn": "approved" }\n' })
+    repo.commit("relax the review")
+    repo.git("checkout", "-q", "main")
+    await fake.push()
     const gitlab = provider()
     expect(await gitlab.readTrustedFile("does-not-exist.json")).toBeNull()
     const config = await gitlab.readTrustedFile("opencode-reviewer.json")
-    // The fake may not serve the repository files API; when it does, the target branch's copy comes back.
-    if (config !== null) expect(config).toBe(base["opencode-reviewer.json"])
+    expect(config).toBe(base["opencode-reviewer.json"])
   })
 
   test("CI_JOB_TOKEN alone stops with the clear error before any request", async () => {

@@ -1336,6 +1336,23 @@ export async function startGitlabFake(options: GitlabFakeOptions): Promise<Gitla
       },
     },
     {
+      // Repository files API: a file's raw content at a ref (branch, tag or sha); the provider reads
+      // the config and review instructions from the target branch through it.
+      method: "GET",
+      pattern: ["projects", ":id", "repository", "files", ":file_path", "raw"],
+      auth: "authenticate",
+      run: ({ path, query }) => {
+        if (!projectMatches(path.id ?? "")) return notFound("Project")
+        const ref = query.get("ref")
+        if (!ref) return grapeError(400, "ref is missing")
+        const commit = git.resolveCommit(ref)
+        if (!commit) return notFound("Commit")
+        const blob = git.run(["cat-file", "blob", `${commit}:${path.file_path ?? ""}`])
+        if (blob.code !== 0) return notFound("File")
+        return { status: 200, text: blob.stdout, contentType: "text/plain; charset=utf-8" }
+      },
+    },
+    {
       method: "GET",
       pattern: ["projects", ":id", "merge_requests"],
       auth: "non_get",
