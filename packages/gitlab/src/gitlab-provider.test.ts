@@ -324,6 +324,36 @@ describe("publishing", () => {
     expect(summaryNotes()).toHaveLength(1)
   })
 
+  test("a \"won't fix\" reply resolves the thread as acknowledged once the finding is dropped", async () => {
+    await start()
+    const first = await provider().publish(record([sqlFinding()]))
+    const discussionId = first.threads.created[0]!.discussionId
+    fake.addHumanNote("Won't fix: this table is internal and ids are numeric.", { discussionId })
+    const gitlab = provider()
+    await gitlab.readChange()
+    await gitlab.publish(record([]))
+    const discussion = fake.state.discussions.find((candidate) => candidate.id === discussionId)!
+    expect(discussion.resolved).toBe(true)
+    expect(discussion.notes.at(-1)!.body).toContain("Resolving: acknowledged in this thread.")
+  })
+
+  test("a disagreement the coordinator rejects gets its rebuttal once, in the same thread", async () => {
+    await start()
+    const first = await provider().publish(record([sqlFinding()]))
+    const discussionId = first.threads.created[0]!.discussionId
+    fake.addHumanNote("I disagree, the id is validated upstream.", { discussionId })
+    const rebuttal = sqlFinding({ body: "The route passes `req.params.id` straight through; nothing upstream validates it." })
+    for (let run = 0; run < 2; run += 1) {
+      const gitlab = provider()
+      await gitlab.readChange()
+      await gitlab.publish(record([rebuttal]))
+    }
+    const discussion = fake.state.discussions.find((candidate) => candidate.id === discussionId)!
+    expect(discussion.resolved).toBe(false)
+    expect(discussion.notes.filter((note) => note.body.includes("nothing upstream validates it"))).toHaveLength(1)
+    expect(fake.state.discussions.filter((candidate) => !candidate.individualNote)).toHaveLength(1)
+  })
+
   test("a finding outside the diff goes into the summary, not an error", async () => {
     await start()
     const result = await provider().publish(record([sqlFinding({ severity: "warning", file: "README.md", line: 1, title: "Document retries" }), sqlFinding({ id: "f2", severity: "suggestion", line: 40, title: "Far away" })]))

@@ -124,6 +124,19 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
     unanchored.push({ finding, reason })
     result.threads.movedToSummary.push({ findingId: finding.id, reason })
   }
+  // A person answered in an open thread and the coordinator still reports the finding: its body is
+  // the answer to their argument. Posted once per reply (the marker names the reply it answers).
+  const answerDisagreement = async (discussion: Discussion, finding: ReviewFinding, fingerprint: string) => {
+    const lastHuman = discussion.notes.filter((note) => note.author.id !== state.bot.id && !note.system).at(-1)
+    const lastBot = discussion.notes.filter((note) => note.author.id === state.bot.id).at(-1)
+    if (!lastHuman || (lastBot && lastBot.id > lastHuman.id)) return
+    const tag = `${fingerprint}:answer:${lastHuman.id}`
+    const body = prepare(`${finding.body.trim()}\n`, [[markers.reply, tag]])
+    await client.reply(discussion.id, body, async () => {
+      const current = await client.discussion(discussion.id)
+      return current.notes.find((note) => note.author.id === state.bot.id && markerIn(note.body, markers.reply) === tag)
+    })
+  }
   for (const [index, finding] of record.findings.entries()) {
     const fingerprint = fingerprints[index] as string
     const thread = existing.get(fingerprint)
@@ -132,6 +145,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
       if (!thread.resolved) {
         inline.push({ finding, thread: "open" })
         result.threads.kept.push({ ...ref, resolved: false })
+        await answerDisagreement(thread.discussion, finding, fingerprint).catch((error: unknown) => warn(`could not answer in thread ${thread.discussion.id}`, error))
         continue
       }
       if (thread.severity !== null && compareSeverity(finding.severity, thread.severity) < 0) {
@@ -191,7 +205,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
     if (position?.new_path && unreviewedPaths.has(position.new_path)) continue
     try {
       const tag = `${fingerprint}:fixed:${short(reviewedHead)}`
-      const body = prepare(`Fixed in ${short(reviewedHead)}.\n`, [[markers.reply, tag]])
+      const body = prepare(resolutionNote(thread.discussion, state.bot.id, short(reviewedHead)), [[markers.reply, tag]])
       await client.reply(thread.discussion.id, body, async () => {
         const discussion = await client.discussion(thread.discussion.id)
         return discussion.notes.find((note) => note.author.id === state.bot.id && markerIn(note.body, markers.reply) === tag)
@@ -420,3 +434,13 @@ export function describePublishResult(result: PublishResult): string {
   for (const warning of result.warnings) lines.push(`GitLab warning: ${warning}`)
   return lines.join("\n") + "\n"
 }
+
+// Why a thread is being resolved: a person accepted the finding as it is, answered it, or the code changed.
+function resolutionNote(discussion: Discussion, botId: number, head: string): string {
+  const replies = discussion.notes.filter((note) => note.author.id !== botId && !note.system)
+  if (replies.some((note) => acknowledged.test(note.body))) return "Resolving: acknowledged in this thread.\n"
+  if (replies.length > 0) return `Resolving after reading the reply; the finding is no longer reported at ${head}.\n`
+  return `Fixed in ${head}.\n`
+}
+
+const acknowledged = /\b(won'?t|will not|not going to|wont) fix\b|\backnowledg|\bintended\b|\bby design\b|\baccepted risk\b/i
