@@ -1,9 +1,8 @@
 import { randomBytes } from "node:crypto"
-import { compareSeverity, type Logger, type ReviewFinding, type ReviewRecord, type Severity, Severity as SeveritySchema } from "@opencode-reviewer/core"
+import { compareSeverity, findingFingerprints, type Logger, type ReviewFinding, type ReviewRecord, type Severity, Severity as SeveritySchema } from "@opencode-reviewer/core"
 import type { ApiMergeRequest, Discussion } from "./api-schemas"
 import type { CiContext } from "./ci-context"
 import { GitlabRequestError } from "./errors"
-import { fingerprintAll } from "./fingerprint"
 import type { GitlabClient } from "./gitlab-client"
 import { botThreads, threadResolved } from "./bot-threads"
 import type { ReadState } from "./gitlab-provider"
@@ -117,7 +116,8 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
   }
 
   // (b) inline threads
-  const fingerprints = fingerprintAll(record.findings)
+  // The same identity as the Code Quality and SARIF reports: a thread and a report entry are one finding.
+  const fingerprints = findingFingerprints(record.findings)
   const inline: InlineFinding[] = []
   const unanchored: { finding: ReviewFinding; reason: string }[] = []
   const toSummary = (finding: ReviewFinding, reason: string) => {
