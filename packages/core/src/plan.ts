@@ -15,6 +15,7 @@ import { buildPrompts, type InjectionAttempt } from "./prompt"
 import type { PromptLibrary } from "./prompt-files"
 import { assessRisk, type Tier } from "./risk"
 import { readSignals } from "./signals"
+import { contextWarning } from "./context-window"
 
 /** Everything planning needs; nothing here is read from the environment. */
 export interface PlanOptions {
@@ -154,6 +155,9 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     customInstructions: change.customInstructions,
   })
   phase("prompts")
+  const coordinator = agents.find((agent) => agent.role === "coordinator")
+  const tooBig = coordinator ? contextWarning(lifecycle.config, coordinator.models[0]!, lifecycle.config.agent[coordinator.name]?.prompt ?? "", prompts.coordinator) : null
+  if (tooBig) warnings.push(tooBig)
   if (prompts.injection.length > 0) {
     log.warn({ injection: prompts.injection }, "boundary tags removed from merge request text")
   }

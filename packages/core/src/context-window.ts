@@ -1,0 +1,42 @@
+import type { OpencodeConfig } from "./opencode-config"
+
+// Context windows of the design's default models, used when the config's provider block gives no
+// `limit.context` for the model. A provider block always wins.
+const knownContext: Record<string, number> = {
+  "anthropic/claude-opus-4-7": 200_000,
+  "anthropic/claude-opus-4-6": 200_000,
+  "anthropic/claude-sonnet-4-6": 200_000,
+  "anthropic/claude-sonnet-4-5": 200_000,
+  "moonshotai/kimi-k2.5": 256_000,
+}
+
+/** The share of its context window at which the coordinator's prompt earns a warning (the design's 50 %). */
+export const contextWarningShare = 0.5
+
+/** The model's context window in tokens from the provider block or the known table; null when unknown. */
+export function contextWindow(config: Pick<OpencodeConfig, "provider">, model: string): number | null {
+  const slash = model.indexOf("/")
+  const provider = config.provider[model.slice(0, slash)] as { models?: Record<string, { limit?: { context?: unknown } }> } | undefined
+  const limit = provider?.models?.[model.slice(slash + 1)]?.limit?.context
+  if (typeof limit === "number" && limit > 0) return limit
+  return knownContext[model] ?? null
+}
+
+/** A rough token count for English text and code: about four bytes a token. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(Buffer.byteLength(text) / 4)
+}
+
+/**
+ * A warning when the coordinator's first request (its system prompt plus the prompt on stdin) would
+ * pass half the model's context window, or null. Past that, OpenCode compacts mid-review and the
+ * judge pass loses what the reviewers said.
+ */
+export function contextWarning(config: OpencodeConfig, model: string, system: string, prompt: string): string | null {
+  const window = contextWindow(config, model)
+  if (window === null) return null
+  const tokens = estimateTokens(system) + estimateTokens(prompt)
+  if (tokens <= window * contextWarningShare) return null
+  const share = Math.round((tokens / window) * 100)
+  return `the coordinator's prompt is about ${tokens.toLocaleString("en-US")} tokens, ${share} % of ${model}'s ${window.toLocaleString("en-US")}-token context window (warning above ${contextWarningShare * 100} %): narrow the change or use a model with a larger window`
+}
