@@ -1,3 +1,4 @@
+import { formatDuration, formatNumber, inlineCode, oneLine } from "@opencode-reviewer/core"
 import type { Decision, ReviewFinding, ReviewRecord, Severity, UsageEntry } from "@opencode-reviewer/core"
 import type { UnreviewedFile } from "./api-diff"
 
@@ -46,14 +47,14 @@ export function renderSummary(input: SummaryInput): string {
   if (input.inline.length > 0) {
     lines.push(`Inline threads (${input.inline.length}):`, "")
     for (const { finding, thread } of sorted(input.inline, (item) => item.finding)) {
-      lines.push(`- ${severityMark[finding.severity]} **${finding.severity}** ${code(location(finding))} — ${oneLine(finding.title)} *(${threadLabels[thread]})*`)
+      lines.push(`- ${severityMark[finding.severity]} **${finding.severity}** ${inlineCode(location(finding))} — ${oneLine(finding.title)} *(${threadLabels[thread]})*`)
     }
     lines.push("")
   }
   if (input.unanchored.length > 0) {
     lines.push(`Not on a diff line, so listed here (${input.unanchored.length}):`, "")
     for (const { finding, reason } of sorted(input.unanchored, (item) => item.finding)) {
-      lines.push(`- ${severityMark[finding.severity]} **${finding.severity}** ${code(location(finding))} — **${oneLine(finding.title)}** *(${finding.category}; ${oneLine(reason)})*`)
+      lines.push(`- ${severityMark[finding.severity]} **${finding.severity}** ${inlineCode(location(finding))} — **${oneLine(finding.title)}** *(${finding.category}; ${oneLine(reason)})*`)
       const body = finding.body.trim()
       if (body !== "") lines.push("", ...body.split("\n").map((line) => (line === "" ? "" : `  ${line}`)), "")
     }
@@ -63,7 +64,7 @@ export function renderSummary(input: SummaryInput): string {
   if (record.resolved.length > 0 || input.resolvedThreads > 0) {
     lines.push("#### Resolved since the previous review", "")
     for (const resolved of record.resolved) {
-      const where = resolved.file === null ? "" : `${code(resolved.line === null ? resolved.file : `${resolved.file}:${resolved.line}`)} — `
+      const where = resolved.file === null ? "" : `${inlineCode(resolved.line === null ? resolved.file : `${resolved.file}:${resolved.line}`)} — `
       lines.push(`- ${where}${oneLine(resolved.title)}`)
     }
     if (input.resolvedThreads > 0) lines.push(`- ${plural(input.resolvedThreads, "earlier thread")} resolved as fixed.`)
@@ -73,11 +74,11 @@ export function renderSummary(input: SummaryInput): string {
   lines.push("#### Coverage", "", `- Files reviewed: ${record.coverage.reviewedFiles}`)
   if (input.unreviewed.length > 0) {
     lines.push(`- **Not reviewed** — GitLab sent no content for ${plural(input.unreviewed.length, "file")}:`)
-    for (const file of input.unreviewed) lines.push(`  - ${code(file.path)} — ${oneLine(file.reason)}`)
+    for (const file of input.unreviewed) lines.push(`  - ${inlineCode(file.path)} — ${oneLine(file.reason)}`)
   }
   if (record.coverage.filtered.length > 0) {
     lines.push(`- Filtered as noise, not reviewed (${record.coverage.filtered.length}):`)
-    for (const file of record.coverage.filtered) lines.push(`  - ${code(file.path)} — ${oneLine(file.reason)}`)
+    for (const file of record.coverage.filtered) lines.push(`  - ${inlineCode(file.path)} — ${oneLine(file.reason)}`)
   }
   if (record.coverage.failedReviewers.length > 0) {
     lines.push(`- **Reviewers that failed** (${record.coverage.failedReviewers.length}); their areas were not reviewed:`)
@@ -165,8 +166,8 @@ function countFindings(findings: readonly ReviewFinding[]): string {
 function footer(record: ReviewRecord): string {
   const totals = sumUsage(Object.keys(record.usage.byModel).length > 0 ? record.usage.byModel : record.usage.byAgent)
   const tokens = totals.input + totals.output + totals.cacheRead + totals.cacheWrite
-  const tokenText = tokens > 0 ? ` · ${number(totals.input)} tokens in, ${number(totals.output)} out, ${number(totals.cacheRead)} cache read` : ""
-  return `Cost ${dollars(record.usage.costUsd)} · ${duration(record.durationMs)}${tokenText} · opencode-reviewer`
+  const tokenText = tokens > 0 ? ` · ${formatNumber(totals.input)} tokens in, ${formatNumber(totals.output)} out, ${formatNumber(totals.cacheRead)} cache read` : ""
+  return `Cost ${dollars(record.usage.costUsd)} · ${formatDuration(record.durationMs)}${tokenText} · opencode-reviewer`
 }
 
 function sumUsage(entries: Record<string, UsageEntry>): UsageEntry {
@@ -194,24 +195,3 @@ function dollars(value: number): string {
   return value > 0 && value < 0.01 ? `${value.toFixed(4)} USD` : `${value.toFixed(2)} USD`
 }
 
-function duration(ms: number): string {
-  const seconds = Math.round(ms / 1000)
-  if (seconds < 60) return `${seconds}s`
-  return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, "0")}s`
-}
-
-function number(value: number): string {
-  return value.toLocaleString("en-US")
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, " ").trim()
-}
-
-// Inline code that survives backticks in the text (a file name may hold any character).
-function code(text: string): string {
-  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((match) => match[0].length))
-  const fence = "`".repeat(longest + 1)
-  const pad = text.startsWith("`") || text.endsWith("`") ? " " : ""
-  return `${fence}${pad}${oneLine(text)}${pad}${fence}`
-}

@@ -1,3 +1,4 @@
+import { formatDuration, formatNumber, inlineCode, oneLine } from "@opencode-reviewer/core"
 import { mkdir, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import type { Decision, ReviewFinding, ReviewRecord, Severity, UsageEntry } from "@opencode-reviewer/core"
@@ -42,7 +43,7 @@ export function renderMarkdown(record: ReviewRecord): string {
     if (group.length === 0) continue
     lines.push(`### ${severityLabels[severity]} (${group.length})`, "")
     for (const finding of group) {
-      lines.push(`#### ${code(location(finding))} — ${oneLine(finding.title)}`, "")
+      lines.push(`#### ${inlineCode(location(finding))} — ${oneLine(finding.title)}`, "")
       lines.push(`*${finding.category} · raised by ${finding.reviewer} · ${finding.status} · ${finding.id}*`, "")
       if (finding.body.trim() !== "") lines.push(finding.body.trim(), "")
     }
@@ -51,7 +52,7 @@ export function renderMarkdown(record: ReviewRecord): string {
   if (record.resolved.length > 0) {
     lines.push("## Resolved since the previous review", "")
     for (const resolved of record.resolved) {
-      const where = resolved.file === null ? "" : `${code(resolved.line === null ? resolved.file : `${resolved.file}:${resolved.line}`)} — `
+      const where = resolved.file === null ? "" : `${inlineCode(resolved.line === null ? resolved.file : `${resolved.file}:${resolved.line}`)} — `
       lines.push(`- ${where}${oneLine(resolved.title)}`)
     }
     lines.push("")
@@ -60,7 +61,7 @@ export function renderMarkdown(record: ReviewRecord): string {
   lines.push("## Coverage", "", `- Files reviewed: ${record.coverage.reviewedFiles}`)
   if (record.coverage.filtered.length > 0) {
     lines.push(`- Filtered, not reviewed (${record.coverage.filtered.length}):`)
-    for (const file of record.coverage.filtered) lines.push(`  - ${code(file.path)} — ${file.reason}`)
+    for (const file of record.coverage.filtered) lines.push(`  - ${inlineCode(file.path)} — ${file.reason}`)
   }
   if (record.coverage.failedReviewers.length > 0) {
     lines.push(`- Reviewers that failed (${record.coverage.failedReviewers.length}); their areas were not reviewed:`)
@@ -149,9 +150,9 @@ function plural(count: number, noun: string): string {
 function footer(record: ReviewRecord): string {
   const totals = sumUsage(Object.keys(record.usage.byModel).length > 0 ? record.usage.byModel : record.usage.byAgent)
   const tokens = totals.input + totals.output + totals.cacheRead + totals.cacheWrite > 0
-    ? ` · tokens: ${number(totals.input)} in, ${number(totals.output)} out, ${number(totals.cacheRead)} cache read, ${number(totals.cacheWrite)} cache write`
+    ? ` · tokens: ${formatNumber(totals.input)} in, ${formatNumber(totals.output)} out, ${formatNumber(totals.cacheRead)} cache read, ${formatNumber(totals.cacheWrite)} cache write`
     : ""
-  return `Cost ${dollars(record.usage.costUsd)} · ${duration(record.durationMs)}${tokens}`
+  return `Cost ${dollars(record.usage.costUsd)} · ${formatDuration(record.durationMs)}${tokens}`
 }
 
 function sumUsage(entries: Record<string, UsageEntry>): UsageEntry {
@@ -174,24 +175,3 @@ function dollars(value: number): string {
   return value > 0 && value < 0.01 ? `$${value.toFixed(4)}` : `$${value.toFixed(2)}`
 }
 
-function duration(ms: number): string {
-  const seconds = Math.round(ms / 1000)
-  if (seconds < 60) return `${seconds}s`
-  return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, "0")}s`
-}
-
-function number(value: number): string {
-  return value.toLocaleString("en-US")
-}
-
-function oneLine(text: string): string {
-  return text.replace(/\s*\n\s*/g, " ").trim()
-}
-
-// Inline code that survives backticks in the text (a file name may hold any character).
-function code(text: string): string {
-  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((match) => match[0].length))
-  const fence = "`".repeat(longest + 1)
-  const pad = text.startsWith("`") || text.endsWith("`") ? " " : ""
-  return `${fence}${pad}${oneLine(text)}${pad}${fence}`
-}

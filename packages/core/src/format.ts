@@ -1,0 +1,26 @@
+/** Formatting shared by the review renderers (terminal, markdown, GitLab summary). */
+
+/** "42s" under a minute, else "3m 09s". */
+export function formatDuration(ms: number): string {
+  const seconds = Math.round(ms / 1000)
+  if (seconds < 60) return `${seconds}s`
+  return `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, "0")}s`
+}
+
+/** A count with thousands separators: 24,872. */
+export function formatNumber(value: number): string {
+  return value.toLocaleString("en-US")
+}
+
+/** The text on one line: newlines and the whitespace around them become one space. */
+export function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, " ").trim()
+}
+
+/** Markdown inline code that survives backticks in the text (a file name may hold any character). */
+export function inlineCode(text: string): string {
+  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((match) => match[0].length))
+  const fence = "`".repeat(longest + 1)
+  const pad = text.startsWith("`") || text.endsWith("`") ? " " : ""
+  return `${fence}${pad}${oneLine(text)}${pad}${fence}`
+}
