@@ -23,6 +23,7 @@ import { createRequire } from "node:module"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { createGit, createLocalProvider, createPatchProvider, diffArgs, readCommitHeads } from "@opencode-reviewer/local"
 import { createGitlabProvider, isMergeRequestPipeline } from "@opencode-reviewer/gitlab"
+import { reviewerConfigPlugin } from "@opencode-reviewer/reviewer-config"
 import { CliUsageError, exitCodeFor, formatError } from "./errors"
 import { commandHelp, mainHelp } from "./help"
 import { createLogger } from "./log"
@@ -184,15 +185,21 @@ export async function prepare(values: Flags, io: Io, command: keyof typeof comma
   for (const warning of warnings) io.stderr(`warning: ${file ?? "config"}: ${warning}\n`)
   log.debug({ source: change.source, config: file }, "change read")
 
+  // The planned chains, captured while core seeds the agents, for plugins that reroute them later.
+  let planned: Record<string, string[]> = {}
+  const plugins = config.remoteConfigUrl ? [reviewerConfigPlugin({ url: config.remoteConfigUrl, chains: () => planned })] : []
   const result = await planReview({
     change,
     config,
-    plugins: [],
+    plugins,
     prompts: await loadPrompts(),
     repoDir,
     workDir,
     log: log as Logger,
-    extend: (store) => addReviewMachinery(store, workDir, io.execPath),
+    extend: (store) => {
+      planned = Object.fromEntries([...store.agents].map(([name, agent]) => [name, [...agent.models]]))
+      addReviewMachinery(store, workDir, io.execPath)
+    },
   })
   if (values.patch !== undefined && result.files.length === 0) {
     throw new ChangeReadError(`${change.source} holds no file changes git would recognise`, {

@@ -246,6 +246,26 @@ describe("plan defaults and inputs", () => {
     expect(result.stderr).toContain('unknown key "colour" is ignored')
   })
 
+  test("reroutes agents from the remote reviewer config, and a flipped switch reroutes the next job", async () => {
+    let document: unknown = { reviewers: { "code-quality": { model: "openai/gpt-5.4" } } }
+    const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => Response.json(document) })
+    try {
+      const file = join(repo.dir, "..", `remote-${Date.now()}.json`)
+      await writeFile(file, JSON.stringify({ remoteConfigUrl: `http://127.0.0.1:${server.port}/reviewers.json` }))
+      const first = await cli(["plan", "--json", "--config", file], { cwd: repo.dir })
+      expect(JSON.parse(first.stdout).agents.find((agent: { name: string }) => agent.name === "code-quality").model).toBe("openai/gpt-5.4")
+      document = { providers: { anthropic: { enabled: false } }, reviewers: { "code-quality": { model: ["anthropic/claude-sonnet-4-6", "moonshotai/kimi-k2.5"] } } }
+      const second = await cli(["plan", "--json", "--config", file], { cwd: repo.dir })
+      expect(JSON.parse(second.stdout).agents.find((agent: { name: string }) => agent.name === "code-quality").model).toBe("moonshotai/kimi-k2.5")
+      document = "not a reviewer config"
+      const third = await cli(["plan", "--json", "--config", file], { cwd: repo.dir })
+      expect(third.code).toBe(0)
+      expect(JSON.parse(third.stdout).agents.find((agent: { name: string }) => agent.name === "code-quality").model).toBe("anthropic/claude-sonnet-4-6")
+    } finally {
+      server.stop(true)
+    }
+  })
+
   test("prints a readable plan without --json", async () => {
     const result = await cli(["plan"], { cwd: repo.dir })
     expect(result.code).toBe(0)
