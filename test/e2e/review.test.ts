@@ -12,12 +12,12 @@ import { cleanUp, cleanups, createScenario, judge, specialists, type Run as Scen
 
 afterEach(cleanUp)
 
-type Run = ScenarioRun & { server: ModelServer; repo: TempRepo }
+type Run = ScenarioRun & { server: ModelServer; repo: TempRepo; outputDir: string }
 
 async function review(options: ScenarioOptions & { args?: string[]; env?: Record<string, string> } = {}): Promise<Run> {
   const scenario = await createScenario(options)
   const run = await scenario.run({ ...(options.args ? { args: options.args } : {}), ...(options.env ? { env: options.env } : {}) })
-  return { ...run, server: scenario.server, repo: scenario.repo }
+  return { ...run, server: scenario.server, repo: scenario.repo, outputDir: scenario.outputDir }
 }
 
 const modelsAsked = (server: ModelServer) => [...new Set(server.requests.filter((request) => !request.isTitle).map((request) => request.model))].sort()
@@ -46,6 +46,23 @@ describe("opencode-reviewer review", () => {
     expect(run.stdout).toContain("SQL built from the request")
     // The run ends at submit_review: no closing coordinator turn that re-sends the conversation.
     expect(run.server.requests.filter((request) => request.model === "coordinator" && !request.isTitle)).toHaveLength(2)
+  })
+
+  test("reports to the tracker and writes Prometheus metrics without slowing the review", async () => {
+    const events: Record<string, unknown>[] = []
+    const tracker = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: async (request) => (events.push((await request.json()) as Record<string, unknown>), new Response(null, { status: 204 })),
+    })
+    cleanups.push(async () => void tracker.stop(true))
+    const run = await review({ config: { telemetryUrl: `http://127.0.0.1:${tracker.port}/events`, limits: { heartbeatSeconds: 30 } } })
+    expect(run.code).toBe(2)
+    expect(events.map((event) => event.type)).toEqual(["job-start", "job-end"])
+    expect(events[1]).toMatchObject({ decision: "significant_concerns", findings: { total: 1, bySeverity: { critical: 1 } } })
+    expect(JSON.stringify(events)).not.toContain("concatenated into the query")
+    const metrics = await readFile(join(run.outputDir, "metrics.prom"), "utf8")
+    expect(metrics).toMatch(/^opencode_reviewer_reviews_total\{[^}]*decision="significant_concerns"[^}]*\} 1$/m)
   })
 
   test("runs the trivial set: the coordinator on the standard family and one generalist", async () => {

@@ -29,6 +29,7 @@ import { commandHelp, mainHelp } from "./help"
 import { createLogger } from "./log"
 import { renderPlan } from "./render"
 import { finishEmptyReview, finishReview, runReview } from "./review"
+import { observeReview } from "./observe"
 import packageJson from "../package.json" with { type: "json" }
 
 /** The process boundary: everything main may touch of the outside world. */
@@ -120,8 +121,15 @@ async function review(args: string[], io: Io): Promise<number> {
     throw new CliUsageError(`--fail-on must be one of ${Decision.options.join(", ")}`, "review")
   }
   const prepared = await prepare(values, io, "review")
+  const observe = observeReview(prepared, io)
   const reviewable = prepared.plan.files.some((file) => file.noise === null)
-  const record = reviewable ? await finishReview(prepared, await runReview(prepared, io), io) : await finishEmptyReview(prepared, io)
+  const record = await (reviewable ? runReview(prepared, io).then((outcome) => finishReview(prepared, outcome, io)) : finishEmptyReview(prepared, io)).catch(
+    async (error: unknown) => {
+      await observe.failed(error)
+      throw error
+    },
+  )
+  await observe.finished(record)
   const threshold = failOn?.data ?? prepared.config.failOn
   if (values.json) io.stdout(JSON.stringify(record, null, 2) + "\n")
   return atOrAbove(record.decision, threshold) ? 2 : 0

@@ -80,7 +80,8 @@ export const ConfigInput = z
       .optional()
       .describe("Noise filter additions."),
     remoteConfigUrl: z.url().optional().describe("URL of the remote reviewer-config JSON document."),
-    telemetryUrl: z.url().optional().describe("URL of the telemetry tracker endpoint."),
+    telemetryUrl: z.url().optional().describe("URL of the telemetry tracker endpoint (fire-and-forget JSON events)."),
+    pushgatewayUrl: z.url().optional().describe("Prometheus Pushgateway for review metrics; without it they go to <output-dir>/metrics.prom."),
     agentsMdTemplateUrl: z.url().optional().describe("URL of an AGENTS.md template injected into every agent's prompt."),
     standards: z.string().min(1).optional().describe("Folder (relative to the repository) or URL of engineering standards."),
     limits: z
@@ -185,6 +186,7 @@ export interface Config {
   noise: { extraPatterns: string[]; keep: string[] }
   remoteConfigUrl: string | null
   telemetryUrl: string | null
+  pushgatewayUrl: string | null
   agentsMdTemplateUrl: string | null
   standards: string | null
   limits: Limits
@@ -272,6 +274,7 @@ export function resolveConfig(input: ConfigInput): Config {
     noise: { extraPatterns: input.noise?.extraPatterns ?? [], keep: input.noise?.keep ?? [] },
     remoteConfigUrl: input.remoteConfigUrl ?? null,
     telemetryUrl: input.telemetryUrl ?? null,
+    pushgatewayUrl: input.pushgatewayUrl ?? null,
     agentsMdTemplateUrl: input.agentsMdTemplateUrl ?? null,
     standards: input.standards ?? null,
     limits: { ...defaults.limits, ...input.limits },
