@@ -84,6 +84,28 @@ export const ConfigInput = z
     pushgatewayUrl: z.url().optional().describe("Prometheus Pushgateway for review metrics; without it they go to <output-dir>/metrics.prom."),
     agentsMdTemplateUrl: z.url().optional().describe("URL of an AGENTS.md template injected into every agent's prompt."),
     standards: z.string().min(1).optional().describe("Folder (relative to the repository) or URL of engineering standards."),
+    gateway: z
+      .object({
+        baseURL: z.url().describe("The AI gateway's base URL; every provider is routed through it."),
+        apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).describe("Name of the environment variable holding the gateway key (never the key itself)."),
+        userId: z.string().min(1).optional().describe("Sent only as an anonymous hash in the gateway's metadata header."),
+      })
+      .optional()
+      .describe("Route every model through an AI gateway."),
+    providerTimeouts: z
+      .object({
+        headerSeconds: z.number().positive().max(3600).optional().describe("A provider that sends no response headers this long is retried (default 120)."),
+        chunkSeconds: z.number().positive().max(3600).optional().describe("A stream that stalls this long is retried (default 120)."),
+      })
+      .optional()
+      .describe("Provider timeouts, so a hung provider cannot stall a job for OpenCode's default 300 s per try."),
+    tracing: z
+      .object({
+        endpoint: z.url().optional().describe("OTLP/HTTP traces endpoint, e.g. http://collector:4318/v1/traces."),
+        opencode: z.boolean().optional().describe("Also pass OTEL_* to OpenCode so it exports its own spans (default false)."),
+      })
+      .optional()
+      .describe("OpenTelemetry spans for the review, each reviewer and each model step."),
     limits: z
       .object({
         concurrency: z.number().int().min(1).max(16).optional().describe("Reviewer sessions at once (default 7)."),
@@ -190,6 +212,9 @@ export interface Config {
   agentsMdTemplateUrl: string | null
   standards: string | null
   limits: Limits
+  gateway: { baseURL: string; apiKeyEnv: string; userId: string | null } | null
+  providerTimeouts: { headerSeconds: number; chunkSeconds: number }
+  tracing: { endpoint: string | null; opencode: boolean }
   breakGlass: string
   failOn: Decision
 }
@@ -278,6 +303,9 @@ export function resolveConfig(input: ConfigInput): Config {
     agentsMdTemplateUrl: input.agentsMdTemplateUrl ?? null,
     standards: input.standards ?? null,
     limits: { ...defaults.limits, ...input.limits },
+    gateway: input.gateway ? { baseURL: input.gateway.baseURL, apiKeyEnv: input.gateway.apiKeyEnv, userId: input.gateway.userId ?? null } : null,
+    providerTimeouts: { headerSeconds: 120, chunkSeconds: 120, ...input.providerTimeouts },
+    tracing: { endpoint: input.tracing?.endpoint ?? null, opencode: input.tracing?.opencode ?? false },
     breakGlass: input.breakGlass ?? defaults.breakGlass,
     failOn: input.failOn ?? defaults.failOn,
   }
