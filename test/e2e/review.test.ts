@@ -65,6 +65,29 @@ describe("opencode-reviewer review", () => {
     expect(metrics).toMatch(/^opencode_reviewer_reviews_total\{[^}]*decision="significant_concerns"[^}]*\} 1$/m)
   })
 
+  test("exports spans for the review, each model step and each reviewer to an OTLP receiver", async () => {
+    const spans: { name: string; attributes: { key: string; value: Record<string, unknown> }[] }[] = []
+    const receiver = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: async (request) => {
+        const body = (await request.json()) as { resourceSpans: { scopeSpans: { spans: (typeof spans)[number][] }[] }[] }
+        for (const resource of body.resourceSpans) for (const scope of resource.scopeSpans) spans.push(...scope.spans)
+        return Response.json({})
+      },
+    })
+    cleanups.push(async () => void receiver.stop(true))
+    const run = await review({ config: { tracing: { endpoint: `http://127.0.0.1:${receiver.port}/v1/traces` }, limits: { heartbeatSeconds: 30 } } })
+    expect(run.code).toBe(2)
+    const names = spans.map((span) => span.name)
+    expect(names).toContain("review")
+    expect(names.filter((name) => name.startsWith("reviewer "))).toHaveLength(6)
+    const security = spans.find((span) => span.name === "reviewer security")!
+    const input = security.attributes.find((attribute) => attribute.key === "gen_ai.usage.input_tokens")!.value
+    expect(Number(input.intValue ?? input.doubleValue)).toBe(1000)
+    expect(names.some((name) => name.startsWith("chat "))).toBe(true)
+  })
+
   test("runs the trivial set: the coordinator on the standard family and one generalist", async () => {
     const run = await review({ files: { "src/app.ts": "export const a = 2\n" }, config: { models: { top: ["fake/top-unused"], standard: ["fake/coordinator"], light: ["fake/light-unused"] } } })
     expect(run.code).toBe(0)

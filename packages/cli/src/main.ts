@@ -16,6 +16,7 @@ import {
   type Contributions,
   type Logger,
   type ReviewPlan,
+  type ReviewPlugin,
   type VcsProvider,
 } from "@opencode-reviewer/core"
 import type pino from "pino"
@@ -24,6 +25,8 @@ import { fileURLToPath, pathToFileURL } from "node:url"
 import { createGit, createLocalProvider, createPatchProvider, diffArgs, readCommitHeads } from "@opencode-reviewer/local"
 import { createGitlabProvider, isMergeRequestPipeline } from "@opencode-reviewer/gitlab"
 import { reviewerConfigPlugin } from "@opencode-reviewer/reviewer-config"
+import { gatewayPlugin } from "@opencode-reviewer/gateway"
+import { createTracing } from "@opencode-reviewer/tracing"
 import { CliUsageError, exitCodeFor, formatError } from "./errors"
 import { commandHelp, mainHelp } from "./help"
 import { createLogger } from "./log"
@@ -122,13 +125,25 @@ async function review(args: string[], io: Io): Promise<number> {
   }
   const prepared = await prepare(values, io, "review")
   const observe = observeReview(prepared, io)
+  const { endpoint } = prepared.config.tracing
+  const tracing = createTracing(endpoint ? { endpoint } : {})
   const reviewable = prepared.plan.files.some((file) => file.noise === null)
-  const record = await (reviewable ? runReview(prepared, io).then((outcome) => finishReview(prepared, outcome, io)) : finishEmptyReview(prepared, io)).catch(
-    async (error: unknown) => {
+  const started = Date.now()
+  const attributes = { "opencode_reviewer.tier": prepared.plan.tier, "opencode_reviewer.agents": prepared.plan.agents.map((agent) => agent.name) }
+  const run = async () => {
+    if (!reviewable) return finishEmptyReview(prepared, io)
+    const outcome = await runReview(prepared, io)
+    const finished = await finishReview(prepared, outcome, io)
+    tracing.recordReview({ result: outcome.result, record: finished, startedAt: started, endedAt: Date.now() })
+    return finished
+  }
+  const record = await tracing
+    .span("review", attributes, run)
+    .catch(async (error: unknown) => {
       await observe.failed(error)
       throw error
-    },
-  )
+    })
+    .finally(() => tracing.shutdown())
   await observe.finished(record)
   const threshold = failOn?.data ?? prepared.config.failOn
   if (values.json) io.stdout(JSON.stringify(record, null, 2) + "\n")
@@ -195,7 +210,16 @@ export async function prepare(values: Flags, io: Io, command: keyof typeof comma
 
   // The planned chains, captured while core seeds the agents, for plugins that reroute them later.
   let planned: Record<string, string[]> = {}
-  const plugins = config.remoteConfigUrl ? [reviewerConfigPlugin({ url: config.remoteConfigUrl, chains: () => planned })] : []
+  const plugins: ReviewPlugin[] = [
+    gatewayPlugin({
+      providers: config.provider,
+      models: () => Object.values(planned).flat(),
+      chains: () => planned,
+      gateway: config.gateway,
+      timeouts: { headerMs: config.providerTimeouts.headerSeconds * 1000, chunkMs: config.providerTimeouts.chunkSeconds * 1000 },
+    }),
+    ...(config.remoteConfigUrl ? [reviewerConfigPlugin({ url: config.remoteConfigUrl, chains: () => planned })] : []),
+  ]
   const result = await planReview({
     change,
     config,

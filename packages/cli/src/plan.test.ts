@@ -266,6 +266,19 @@ describe("plan defaults and inputs", () => {
     }
   })
 
+  test("sets provider timeouts for every planned provider and routes through a configured gateway", async () => {
+    const file = join(repo.dir, "..", `gateway-${Date.now()}.json`)
+    await writeFile(file, JSON.stringify({ providerTimeouts: { headerSeconds: 30 } }))
+    const direct = JSON.parse((await cli(["plan", "--json", "--config", file], { cwd: repo.dir })).stdout)
+    const directConfig = JSON.parse(await readFile(direct.configFile, "utf8"))
+    expect(directConfig.provider.anthropic.options).toEqual({ headerTimeout: 30_000, chunkTimeout: 120_000 })
+    await writeFile(file, JSON.stringify({ gateway: { baseURL: "https://gateway.example.test/v1", apiKeyEnv: "GATEWAY_KEY", userId: "alice" } }))
+    const routed = JSON.parse((await cli(["plan", "--json", "--config", file], { cwd: repo.dir })).stdout)
+    const routedConfig = JSON.parse(await readFile(routed.configFile, "utf8"))
+    expect(routedConfig.provider.anthropic.options).toMatchObject({ baseURL: "https://gateway.example.test/v1/anthropic", apiKey: "{env:GATEWAY_KEY}" })
+    expect(JSON.stringify(routedConfig)).not.toContain("alice")
+  })
+
   test("prints a readable plan without --json", async () => {
     const result = await cli(["plan"], { cwd: repo.dir })
     expect(result.code).toBe(0)

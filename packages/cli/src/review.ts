@@ -25,6 +25,7 @@ import {
 import type { Io, Prepared } from "./main"
 import { publishLocal } from "@opencode-reviewer/local"
 import { describePublishResult, type PublishResult } from "@opencode-reviewer/gitlab"
+import { otelPassThrough } from "@opencode-reviewer/tracing"
 import packageJson from "../package.json" with { type: "json" }
 
 /** What the coordinator run produced, before it becomes review.json. */
@@ -57,7 +58,8 @@ export async function runReview(prepared: Prepared, io: Io): Promise<Coordinator
     parent: io.env,
     config: plan.assembly.config,
     models,
-    extra: { ...plan.assembly.env, ...opencodeHomeEnv(home), OPENCODE_REVIEWER_WORK_DIR: plan.workDir },
+    // OpenCode exports its own spans only when the user asks for it (config tracing.opencode).
+    extra: { ...otelPassThrough(io.env, config.tracing.opencode), ...plan.assembly.env, ...opencodeHomeEnv(home), OPENCODE_REVIEWER_WORK_DIR: plan.workDir },
   })
   log.debug({ dropped }, "environment variables withheld from the opencode child")
   const coordinator = plan.agents.find((agent) => agent.role === "coordinator")!

@@ -1,0 +1,3 @@
+export * from "./providers"
+export * from "./chains"
+export * from "./plugin"

@@ -1,0 +1,3 @@
+export * from "./attributes"
+export * from "./pass-through"
+export * from "./tracing"
