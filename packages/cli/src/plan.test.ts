@@ -154,6 +154,22 @@ describe("plan on a repository built from real source trees", () => {
     ])
   })
 
+  test("keeps a full review under the spend cap by running a cheaper agent set, and says so", async () => {
+    const file = join(repo.dir, "..", `cap-${Date.now()}.json`)
+    await writeFile(
+      file,
+      JSON.stringify({
+        models: { top: ["p/top"], standard: ["p/std"], light: ["p/light"] },
+        prices: { "p/top": { input: 15, output: 75 }, "p/std": { input: 3, output: 15 }, "p/light": { input: 0.5, output: 2 } },
+        maxCostUsd: 0.2,
+      }),
+    )
+    const plan = await planJson(["--base", base, "--head", head, "--config", file], repo.dir)
+    expect(plan.tier).toBe("full")
+    expect(plan.reasons.at(-1)).toMatch(/^spend cap \$0\.2: /)
+    expect(plan.agents.length).toBeLessThan(7)
+  })
+
   test("writes one patch per reviewed text file, byte-exact, and none for noise or binaries", async () => {
     const plan = await planJson(["--base", base, "--head", head], repo.dir)
     // Each patch must apply on its own to the base's tree: it is the exact section of the real diff.

@@ -15,6 +15,8 @@ import {
   parsePlanFacts,
   parseReview,
   parseSubmission,
+  priceOf,
+  type Config,
   type CoordinatorResult,
   type Review,
   type ReviewRecord,
@@ -124,7 +126,7 @@ export async function finishReview(prepared: Prepared, outcome: CoordinatorOutco
     review,
     plan: planFacts.plan,
     reviewers: reviewers.map(({ name, status, error, findings }) => ({ name, status, error, findings })),
-    usage: usageOf(outcome.result),
+    usage: usageOf(outcome.result, prepared.config),
     durationMs: outcome.durationMs,
     breakGlass: breakGlass !== null,
     injectionSuspected: plan.injection.length > 0,
@@ -216,9 +218,16 @@ function reportsOf(metadata: Record<string, unknown>): ReviewerReport[] {
   })
 }
 
-function usageOf(result: CoordinatorResult) {
+function usageOf(result: CoordinatorResult, config: Config) {
   const byAgent: Record<string, UsageEntry> = {}
   const byModel: Record<string, UsageEntry> = {}
+  // A provider that reports no cost (OpenCode has no price for the model) is priced from config `prices`.
+  const priced = (model: string, entry: UsageEntry): UsageEntry => {
+    const price = entry.costUsd > 0 ? null : priceOf(config, model)
+    if (!price) return entry
+    const costUsd = (entry.input * price.input + entry.output * price.output + entry.cacheRead * (price.cacheRead ?? price.input) + entry.cacheWrite * (price.cacheWrite ?? price.input)) / 1_000_000
+    return { ...entry, costUsd }
+  }
   const add = (table: Record<string, UsageEntry>, key: string, entry: UsageEntry) => {
     const current = table[key] ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, costUsd: 0 }
     table[key] = {
@@ -230,14 +239,14 @@ function usageOf(result: CoordinatorResult) {
     }
   }
   for (const step of result.steps) {
-    const entry = { input: step.input, output: step.output, cacheRead: step.cacheRead, cacheWrite: step.cacheWrite, costUsd: step.costUsd }
+    const entry = priced(step.model, { input: step.input, output: step.output, cacheRead: step.cacheRead, cacheWrite: step.cacheWrite, costUsd: step.costUsd })
     add(byAgent, step.agent, entry)
     add(byModel, step.model, entry)
   }
   // Every spawn_reviewers call was paid for, even when the coordinator was retried afterwards.
   for (const use of result.toolUses.filter((candidate) => candidate.tool === "spawn_reviewers")) {
     for (const report of reportsOf(use.metadata)) {
-      const entry = { ...report.tokens, costUsd: report.costUsd }
+      const entry = priced(report.model ?? "", { ...report.tokens, costUsd: report.costUsd })
       add(byAgent, report.name, { input: entry.input, output: entry.output, cacheRead: entry.cacheRead, cacheWrite: entry.cacheWrite, costUsd: entry.costUsd })
       if (report.model) add(byModel, report.model, { input: entry.input, output: entry.output, cacheRead: entry.cacheRead, cacheWrite: entry.cacheWrite, costUsd: entry.costUsd })
     }

@@ -120,6 +120,19 @@ export const ConfigInput = z
       })
       .optional()
       .describe("Timeouts, concurrency and breaker settings (defaults from the seed system)."),
+    prices: z
+      .record(
+        ModelId,
+        z.object({
+          input: z.number().nonnegative().describe("USD per million input tokens."),
+          output: z.number().nonnegative().describe("USD per million output tokens."),
+          cacheRead: z.number().nonnegative().optional().describe("USD per million cached input tokens read."),
+          cacheWrite: z.number().nonnegative().optional().describe("USD per million input tokens written to the cache."),
+        }),
+      )
+      .optional()
+      .describe("Prices per model, overriding the provider blocks' cost; used for the spend cap and for providers that report no cost."),
+    maxCostUsd: z.number().positive().optional().describe("Spend cap per review: above the estimate the review runs a cheaper agent set and says so."),
     breakGlass: z.string().min(1).optional().describe('Phrase a human comments on the MR to force approval (default "break glass").'),
     failOn: Decision.optional().describe("Decision at or above which the job exits 2 (default significant_concerns)."),
   })
@@ -215,6 +228,8 @@ export interface Config {
   gateway: { baseURL: string; apiKeyEnv: string; userId: string | null } | null
   providerTimeouts: { headerSeconds: number; chunkSeconds: number }
   tracing: { endpoint: string | null; opencode: boolean }
+  prices: Record<string, { input: number; output: number; cacheRead?: number | undefined; cacheWrite?: number | undefined }>
+  maxCostUsd: number | null
   breakGlass: string
   failOn: Decision
 }
@@ -306,6 +321,8 @@ export function resolveConfig(input: ConfigInput): Config {
     gateway: input.gateway ? { baseURL: input.gateway.baseURL, apiKeyEnv: input.gateway.apiKeyEnv, userId: input.gateway.userId ?? null } : null,
     providerTimeouts: { headerSeconds: 120, chunkSeconds: 120, ...input.providerTimeouts },
     tracing: { endpoint: input.tracing?.endpoint ?? null, opencode: input.tracing?.opencode ?? false },
+    prices: input.prices ?? {},
+    maxCostUsd: input.maxCostUsd ?? null,
     breakGlass: input.breakGlass ?? defaults.breakGlass,
     failOn: input.failOn ?? defaults.failOn,
   }

@@ -15,6 +15,7 @@ import { buildPrompts, type InjectionAttempt } from "./prompt"
 import type { PromptLibrary } from "./prompt-files"
 import { assessRisk, type Tier } from "./risk"
 import { readSignals } from "./signals"
+import { capSpend } from "./spend"
 import { contextWarning } from "./context-window"
 
 /** Everything planning needs; nothing here is read from the environment. */
@@ -88,7 +89,15 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     config.tiers,
   )
   phase("classify")
-  const selected = selectAgents(assessment.tier, readSignals(planned, { security: assessment.tier === "lite" }), config)
+  const signals = readSignals(planned, { security: assessment.tier === "lite" })
+  // What reviewers will read, in tokens: the patches of reviewed files (the shared context is small).
+  const changeTokens = Math.ceil(planned.reduce((sum, entry) => sum + (entry.noise === null ? entry.file.patch.length : 0), 0) / 4)
+  const spend = capSpend(assessment.tier, (tier) => selectAgents(tier, signals, config), changeTokens, config)
+  const selected = spend.agents
+  if (spend.reason) {
+    assessment.reasons.push(spend.reason)
+    warnings.push(spend.reason)
+  }
 
   const view: PlanView = Object.freeze({
     repoDir: options.repoDir,
