@@ -1,5 +1,6 @@
-import { readFile } from "node:fs/promises"
-import { join, resolve } from "node:path"
+import { existsSync } from "node:fs"
+import { mkdir, readFile, writeFile } from "node:fs/promises"
+import { join, relative, resolve } from "node:path"
 import { parseArgs } from "node:util"
 import {
   loadPrompts,
@@ -170,6 +171,11 @@ export async function prepare(values: Flags, io: Io, command: keyof typeof comma
   const repoDir = resolve(io.cwd, values.repo ?? ".")
   const outputDir = resolve(repoDir, values["output-dir"] ?? ".opencode-reviewer")
   const workDir = resolve(io.cwd, values["work-dir"] ?? join(outputDir, "work"))
+  // Our outputs inside the repository must never show up as changes, nor in a --working-tree review.
+  if (!relative(repoDir, outputDir).startsWith("..") && existsSync(repoDir)) {
+    await mkdir(outputDir, { recursive: true })
+    await writeFile(join(outputDir, ".gitignore"), "*\n")
+  }
   const requested = values.vcs ?? "auto"
   if (!["auto", "local", "gitlab"].includes(requested)) {
     throw new CliUsageError(`--vcs ${requested} is not supported by this version; use auto, gitlab or local (or --patch FILE)`, command)

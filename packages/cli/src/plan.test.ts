@@ -229,6 +229,8 @@ describe("plan defaults and inputs", () => {
   })
 
   test("includes staged, unstaged and untracked files with --working-tree, leaving the index alone", async () => {
+    // Earlier outputs in the default output dir must not count as changes.
+    await repo.write({ ".opencode-reviewer/review.json": "{}\n", ".opencode-reviewer/opencode-home/data/x.db": "x" })
     await repo.write({ "src/new.ts": "export const n = 1\n", "src/app.ts": "export const a = 3\n" })
     const before = repo.git("status", "--porcelain")
     const plan = await planJson(["--working-tree", "--base", base], repo.dir)
