@@ -1,5 +1,5 @@
-import { formatDuration, formatNumber, inlineCode, oneLine } from "@opencode-reviewer/core"
-import type { Decision, ReviewFinding, ReviewRecord, Severity, UsageEntry } from "@opencode-reviewer/core"
+import { findingLocation, formatDuration, formatNumber, inlineCode, oneLine, reviewUsageTotal } from "@opencode-reviewer/core"
+import type { Decision, ReviewFinding, ReviewRecord, Severity } from "@opencode-reviewer/core"
 import type { UnreviewedFile } from "./api-diff"
 
 /** A finding shown as an inline thread, with what happened to its thread. */
@@ -47,14 +47,14 @@ export function renderSummary(input: SummaryInput): string {
   if (input.inline.length > 0) {
     lines.push(`Inline threads (${input.inline.length}):`, "")
     for (const { finding, thread } of sorted(input.inline, (item) => item.finding)) {
-      lines.push(`- ${severityMark[finding.severity]} **${finding.severity}** ${inlineCode(location(finding))} — ${oneLine(finding.title)} *(${threadLabels[thread]})*`)
+      lines.push(`- ${severityMark[finding.severity]} **${finding.severity}** ${inlineCode(findingLocation(finding))} — ${oneLine(finding.title)} *(${threadLabels[thread]})*`)
     }
     lines.push("")
   }
   if (input.unanchored.length > 0) {
     lines.push(`Not on a diff line, so listed here (${input.unanchored.length}):`, "")
     for (const { finding, reason } of sorted(input.unanchored, (item) => item.finding)) {
-      lines.push(`- ${severityMark[finding.severity]} **${finding.severity}** ${inlineCode(location(finding))} — **${oneLine(finding.title)}** *(${finding.category}; ${oneLine(reason)})*`)
+      lines.push(`- ${severityMark[finding.severity]} **${finding.severity}** ${inlineCode(findingLocation(finding))} — **${oneLine(finding.title)}** *(${finding.category}; ${oneLine(reason)})*`)
       const body = finding.body.trim()
       if (body !== "") lines.push("", ...body.split("\n").map((line) => (line === "" ? "" : `  ${line}`)), "")
     }
@@ -164,26 +164,10 @@ function countFindings(findings: readonly ReviewFinding[]): string {
 }
 
 function footer(record: ReviewRecord): string {
-  const totals = sumUsage(Object.keys(record.usage.byModel).length > 0 ? record.usage.byModel : record.usage.byAgent)
+  const totals = reviewUsageTotal(record.usage)
   const tokens = totals.input + totals.output + totals.cacheRead + totals.cacheWrite
   const tokenText = tokens > 0 ? ` · ${formatNumber(totals.input)} tokens in, ${formatNumber(totals.output)} out, ${formatNumber(totals.cacheRead)} cache read` : ""
   return `Cost ${dollars(record.usage.costUsd)} · ${formatDuration(record.durationMs)}${tokenText} · opencode-reviewer`
-}
-
-function sumUsage(entries: Record<string, UsageEntry>): UsageEntry {
-  const total: UsageEntry = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, costUsd: 0 }
-  for (const entry of Object.values(entries)) {
-    total.input += entry.input
-    total.output += entry.output
-    total.cacheRead += entry.cacheRead
-    total.cacheWrite += entry.cacheWrite
-    total.costUsd += entry.costUsd
-  }
-  return total
-}
-
-function location(finding: ReviewFinding): string {
-  return finding.line === null ? finding.file : `${finding.file}:${finding.line}`
 }
 
 function plural(count: number, noun: string): string {

@@ -1,7 +1,7 @@
-import { formatDuration, formatNumber, inlineCode, oneLine } from "@opencode-reviewer/core"
+import { findingLocation, formatDuration, formatNumber, inlineCode, oneLine, reviewUsageTotal } from "@opencode-reviewer/core"
 import { mkdir, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
-import type { Decision, ReviewFinding, ReviewRecord, Severity, UsageEntry } from "@opencode-reviewer/core"
+import type { Decision, ReviewFinding, ReviewRecord, Severity } from "@opencode-reviewer/core"
 
 /** Where the local reports go and how the terminal summary is printed. */
 export interface LocalPublishOptions {
@@ -43,7 +43,7 @@ export function renderMarkdown(record: ReviewRecord): string {
     if (group.length === 0) continue
     lines.push(`### ${severityLabels[severity]} (${group.length})`, "")
     for (const finding of group) {
-      lines.push(`#### ${inlineCode(location(finding))} — ${oneLine(finding.title)}`, "")
+      lines.push(`#### ${inlineCode(findingLocation(finding))} — ${oneLine(finding.title)}`, "")
       lines.push(`*${finding.category} · raised by ${finding.reviewer} · ${finding.status} · ${finding.id}*`, "")
       if (finding.body.trim() !== "") lines.push(finding.body.trim(), "")
     }
@@ -84,9 +84,9 @@ export function renderTerminal(record: ReviewRecord, reportFile: string | null =
   lines.push("", ...record.summary.trim().split("\n").map((line) => `  ${line}`), "")
   if (record.findings.length === 0) lines.push(noFindings(record))
   const sorted = severities.flatMap((severity) => record.findings.filter((finding) => finding.severity === severity))
-  const width = Math.max(0, ...sorted.map((finding) => location(finding).length))
+  const width = Math.max(0, ...sorted.map((finding) => findingLocation(finding).length))
   for (const finding of sorted) {
-    lines.push(`  ${finding.severity.padEnd(10)} ${location(finding).padEnd(width)}  ${oneLine(finding.title)} [${finding.category}]`)
+    lines.push(`  ${finding.severity.padEnd(10)} ${findingLocation(finding).padEnd(width)}  ${oneLine(finding.title)} [${finding.category}]`)
   }
   if (record.coverage.filtered.length > 0) {
     lines.push(`Filtered: ${record.coverage.filtered.map((file) => `${file.path} (${file.reason})`).join(", ")}`)
@@ -148,27 +148,11 @@ function plural(count: number, noun: string): string {
 }
 
 function footer(record: ReviewRecord): string {
-  const totals = sumUsage(Object.keys(record.usage.byModel).length > 0 ? record.usage.byModel : record.usage.byAgent)
+  const totals = reviewUsageTotal(record.usage)
   const tokens = totals.input + totals.output + totals.cacheRead + totals.cacheWrite > 0
     ? ` · tokens: ${formatNumber(totals.input)} in, ${formatNumber(totals.output)} out, ${formatNumber(totals.cacheRead)} cache read, ${formatNumber(totals.cacheWrite)} cache write`
     : ""
   return `Cost ${dollars(record.usage.costUsd)} · ${formatDuration(record.durationMs)}${tokens}`
-}
-
-function sumUsage(entries: Record<string, UsageEntry>): UsageEntry {
-  const total: UsageEntry = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, costUsd: 0 }
-  for (const entry of Object.values(entries)) {
-    total.input += entry.input
-    total.output += entry.output
-    total.cacheRead += entry.cacheRead
-    total.cacheWrite += entry.cacheWrite
-    total.costUsd += entry.costUsd
-  }
-  return total
-}
-
-function location(finding: ReviewFinding): string {
-  return finding.line === null ? finding.file : `${finding.file}:${finding.line}`
 }
 
 function dollars(value: number): string {
