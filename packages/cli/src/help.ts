@@ -4,7 +4,7 @@ const common = `Where the change comes from:
   --head REF              head of the change (default: HEAD)
   --working-tree          review uncommitted changes too (staged, unstaged, untracked)
   --patch FILE            read a unified git diff instead of running git ("-" = stdin)
-  --vcs auto|local        where the merge request lives (gitlab and github come later)
+  --vcs auto|gitlab|local where the change lives (auto: gitlab in a merge request pipeline)
 
 What the review knows:
   --title TEXT            merge request title (default: the head commit's subject)

@@ -7,6 +7,7 @@ import {
   parseConfigText,
   planJson,
   planReview,
+  applyModelEnv,
   atOrAbove,
   ChangeReadError,
   Decision,
@@ -210,7 +211,9 @@ export async function prepare(values: Flags, io: Io, command: keyof typeof comma
         })
 
   const change = await provider.readChange()
-  const { config, warnings, file } = await readConfig(values.config, io, provider)
+  const read = await readConfig(values.config, io, provider)
+  const { warnings, file } = read
+  const config = applyModelEnv(read.config, io.env)
   for (const warning of warnings) io.stderr(`warning: ${file ?? "config"}: ${warning}\n`)
   log.debug({ source: change.source, config: file }, "change read")
 

@@ -284,6 +284,20 @@ describe("plan defaults and inputs", () => {
     }
   })
 
+  test("takes model chains from OPENCODE_REVIEWER_MODELS_* and names a malformed one", async () => {
+    const env = { OPENCODE_REVIEWER_MODELS_STANDARD: " openai/gpt-5.3-codex , openai/gpt-5.2-codex", OPENCODE_REVIEWER_MODELS_TOP: "" }
+    const result = await cli(["plan", "--json"], { cwd: repo.dir, env })
+    expect(result.code).toBe(0)
+    const agents = JSON.parse(result.stdout).agents as { name: string; model: string }[]
+    expect(agents.find((agent) => agent.name === "code-quality")?.model).toBe("openai/gpt-5.3-codex")
+    const config = JSON.parse(await readFile(JSON.parse(result.stdout).configFile, "utf8"))
+    expect(config.agent["code-quality"].model).toBe("openai/gpt-5.3-codex")
+    const bad = await cli(["plan", "--json"], { cwd: repo.dir, env: { OPENCODE_REVIEWER_MODELS_LIGHT: "kimi-k2.5" } })
+    expect(bad.code).toBe(1)
+    expect(bad.stderr).toContain("OPENCODE_REVIEWER_MODELS_LIGHT")
+    expect(bad.stderr).toContain("must be <provider>/<model>")
+  })
+
   test("sets provider timeouts for every planned provider and routes through a configured gateway", async () => {
     const file = join(repo.dir, "..", `gateway-${Date.now()}.json`)
     await writeFile(file, JSON.stringify({ providerTimeouts: { headerSeconds: 30 } }))

@@ -363,3 +363,28 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 export * as ConfigFile from "./config"
+
+/** Environment variables that override one model family's chain (comma-separated, primary first). */
+export const modelEnvNames: Record<ModelTier, string> = {
+  top: "OPENCODE_REVIEWER_MODELS_TOP",
+  standard: "OPENCODE_REVIEWER_MODELS_STANDARD",
+  light: "OPENCODE_REVIEWER_MODELS_LIGHT",
+}
+
+/**
+ * Applies model-chain overrides from the environment (how the CI component passes its model
+ * inputs). Empty variables are ignored; a malformed entry fails naming the variable.
+ */
+export function applyModelEnv(config: Config, env: Record<string, string | undefined>): Config {
+  const models = { ...config.models }
+  for (const tier of ModelTier.options) {
+    const name = modelEnvNames[tier]
+    const raw = env[name]?.trim()
+    if (!raw) continue
+    const chain = raw.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "")
+    const parsed = ModelChain.safeParse(chain)
+    if (!parsed.success) throw new ConfigInvalidError(`$${name}`, parsed.error.issues.map(formatIssue))
+    models[tier] = parsed.data
+  }
+  return { ...config, models }
+}
