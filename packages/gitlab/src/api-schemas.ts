@@ -90,6 +90,16 @@ export type ApiApprovals = z.infer<typeof ApiApprovals>
 export const ApiReviewer = z.object({ user: ApiUser, state: z.string().nullish() })
 export type ApiReviewer = z.infer<typeof ApiReviewer>
 
+/** `GET /projects/:id/repository/tree` entries: `type` is tree, blob or commit (a submodule). */
+export const ApiTreeEntry = z.object({
+  id: z.string().nullish(),
+  name: z.string().nullish(),
+  type: z.string(),
+  path: z.string(),
+  mode: z.string().nullish(),
+})
+export type ApiTreeEntry = z.infer<typeof ApiTreeEntry>
+
 /** Parses one object; a wrong shape is a GitlabResponseError naming the fields. */
 export function parseOne<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   const parsed = schema.safeParse(value)

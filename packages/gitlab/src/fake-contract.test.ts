@@ -501,3 +501,43 @@ describe("quick actions and pushes", () => {
     expect(systemNotes).toEqual(["approved this merge request", "added 1 commit", "reset approvals from @project_42_bot by pushing to the branch", "approved this merge request"])
   })
 })
+
+describe("repository tree", () => {
+  test("allRepositoryTrees lists a folder at a ref recursively, trees first, across Link pages; 404s carry GitLab's messages", async () => {
+    const own = await createTempRepo("gitlab-fake-tree-")
+    onTestFinished(() => own.remove())
+    await own.write({ "README.md": "# r\n", "rules/ENG-001.md": "one\n", "rules/http/ENG-002.md": "two\n", "rules/http/ENG-003.md": "three\n" })
+    own.commit("rules")
+    own.git("checkout", "-q", "-b", "feature")
+    await own.write({ "rules/ENG-004.md": "four, from the change\n" })
+    own.commit("change")
+    own.git("checkout", "-q", "main")
+    const fake = await start({ repoDir: own.dir })
+    const api = client(fake)
+
+    const entries = await api.Repositories.allRepositoryTrees(42, { path: "rules", ref: "main", recursive: true, perPage: 2 })
+    const blob = (path: string) => ({ id: own.git("rev-parse", `main:${path}`).trim(), name: path.split("/").pop(), type: "blob", path, mode: "100644" })
+    expect(entries).toEqual([
+      { id: own.git("rev-parse", "main:rules/http").trim(), name: "http", type: "tree", path: "rules/http", mode: "040000" },
+      blob("rules/ENG-001.md"),
+      blob("rules/http/ENG-002.md"),
+      blob("rules/http/ENG-003.md"),
+    ])
+    const pages = fake.state.requests.filter((request) => request.path.endsWith("/repository/tree"))
+    expect(pages.map((request) => request.query.page)).toEqual([undefined, "2"])
+    expect(pages[1]!.query).toEqual({ id: "42", page: "2", pagination: "legacy", path: "rules", per_page: "2", recursive: "true", ref: "main" })
+
+    // Not recursive: the folder's own entries only; the source branch has its own tree.
+    expect((await api.Repositories.allRepositoryTrees(42, { path: "rules", ref: "main" })).map((entry) => entry.path)).toEqual(["rules/http", "rules/ENG-001.md"])
+    expect((await api.Repositories.allRepositoryTrees(42, { path: "rules", ref: "feature" })).map((entry) => entry.path)).toContain("rules/ENG-004.md")
+
+    const missingPath = await rejection(api.Repositories.allRepositoryTrees(42, { path: "nope", ref: "main" }))
+    expect(missingPath.cause?.response.status).toBe(404)
+    expect(missingPath.cause?.description).toBe("404 invalid revision or path Not Found")
+    const fileAsPath = await rejection(api.Repositories.allRepositoryTrees(42, { path: "README.md", ref: "main" }))
+    expect(fileAsPath.cause?.description).toBe("404 invalid revision or path Not Found")
+    const unknownRef = await rejection(api.Repositories.allRepositoryTrees(42, { path: "rules", ref: "no-such-branch" }))
+    expect(unknownRef.cause?.description).toBe("404 Tree Not Found")
+    expect(fake.state.fakeErrors).toEqual([])
+  })
+})

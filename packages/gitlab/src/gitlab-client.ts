@@ -6,6 +6,7 @@ import {
   ApiMergeRequest,
   ApiNote,
   ApiReviewer,
+  ApiTreeEntry,
   ApiUser,
   parseDiscussions,
   parseList,
@@ -26,6 +27,8 @@ export interface GitlabClient {
   discussion(id: string): Promise<Discussion>
   /** A file on a branch or commit; null when it does not exist there (404). */
   rawFile(path: string, ref: string): Promise<string | null>
+  /** Every entry under a folder at a ref, recursively (all pages); null when GitLab answers 404. */
+  tree(path: string, ref: string): Promise<ApiTreeEntry[] | null>
   createNote(body: string, landed: () => Promise<ApiNote | undefined>): Promise<ApiNote>
   /** Posts a note made of quick actions only; GitLab may answer without a note (it executes and drops it). */
   postCommand(command: string, landed: () => Promise<unknown>): Promise<void>
@@ -111,6 +114,17 @@ export function createGitlabClient(options: ClientOptions): GitlabClient {
         if (typeof body === "string") return body
         if (body instanceof Blob) return await body.text()
         return JSON.stringify(body)
+      } catch (error) {
+        if (error instanceof GitlabRequestError && error.data.status === 404) return null
+        throw error
+      }
+    },
+    async tree(path, ref) {
+      try {
+        // 404 "Tree Not Found" for an unknown ref, "invalid revision or path Not Found" for a
+        // folder that is missing at the ref (or is a file).
+        const entries: unknown = await api.Repositories.allRepositoryTrees(projectId, { ...(path === "" ? {} : { path }), ref, recursive: true, perPage: 100 })
+        return list(ApiTreeEntry, entries, "repository tree")
       } catch (error) {
         if (error instanceof GitlabRequestError && error.data.status === 404) return null
         throw error

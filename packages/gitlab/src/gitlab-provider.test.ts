@@ -192,6 +192,27 @@ describe("reading the merge request", () => {
     expect(config).toBe(base["opencode-reviewer.json"])
   })
 
+  test("listTrustedFiles lists a folder of the target branch through every tree page, never the change's", async () => {
+    await repo.write(Object.fromEntries(Array.from({ length: 120 }, (_, index) => [`docs/standards/ENG-${String(index + 1).padStart(3, "0")}.md`, `# ENG-${index + 1}\n`])))
+    await repo.write({ "docs/standards/http/ENG-500.md": "# ENG-500\n" })
+    repo.commit("standards")
+    repo.git("checkout", "-q", "feature")
+    repo.git("merge", "-q", "--no-edit", "main")
+    await repo.write({ "docs/standards/ENG-999.md": "# ENG-999: added by the change\n" })
+    repo.commit("a standard of my own")
+    repo.git("checkout", "-q", "main")
+    await start()
+    const gitlab = provider()
+    const files = await gitlab.listTrustedFiles!("docs/standards/")
+    expect(files).toHaveLength(121)
+    expect(files).toContain("docs/standards/http/ENG-500.md")
+    expect(files).not.toContain("docs/standards/ENG-999.md")
+    // 121 blobs + 1 tree at 100 per page: two pages, the second reached through the Link header.
+    expect(fake.state.requests.filter((request) => request.path.endsWith("/repository/tree")).map((request) => request.query.page)).toEqual([undefined, "2"])
+    expect(await gitlab.listTrustedFiles!("docs/missing")).toBeNull()
+    expect(await gitlab.listTrustedFiles!("README.md")).toBeNull()
+  })
+
   test("CI_JOB_TOKEN alone stops with the clear error before any request", async () => {
     await start()
     const error = (() => {

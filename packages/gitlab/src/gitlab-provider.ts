@@ -36,6 +36,8 @@ export interface GitlabProviderOptions {
   readLocalDiff?: (base: string, head: string) => Promise<Uint8Array | null>
   /** First bytes of files at a commit of the checkout; without it, files are read through the API. */
   readLocalHeads?: (commit: string, paths: readonly string[]) => Promise<Map<string, string>>
+  /** A whole file at a commit of the checkout, or null (missing there, or the checkout lacks the commit); the API is the fallback. */
+  readLocalFile?: (commit: string, path: string) => Promise<string | null>
   fetch?: typeof fetch
   sleep?: (ms: number) => Promise<void>
   now?: () => number
@@ -158,6 +160,10 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
         previousReview: previous.review,
         customInstructions: null,
         readHeads: (paths) => (options.readLocalHeads ? options.readLocalHeads(refs.headSha, paths) : readApiHeads(client, refs.headSha, paths)),
+        async readHeadFile(path) {
+          const local = options.readLocalFile ? await options.readLocalFile(refs.headSha, path).catch(() => null) : null
+          return local ?? authed(client.rawFile(path, refs.headSha))
+        },
         unreviewed: assembled.unreviewed,
         previousFindings: previous.findings,
       } satisfies GitlabChange
@@ -165,6 +171,14 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
     async readTrustedFile(path) {
       const mr = await readMergeRequest()
       return authed(client.rawFile(path, mr.target_branch))
+    },
+    async listTrustedFiles(dir) {
+      const folder = dir.replace(/^\.?\/+/, "").replace(/\/+$/, "")
+      if (folder.split("/").includes("..")) return null
+      const mr = await readMergeRequest()
+      const entries = await authed(client.tree(folder, mr.target_branch))
+      // Symlinks (mode 120000) are blobs too; their text is a path, never a document.
+      return entries === null ? null : entries.filter((entry) => entry.type === "blob" && entry.mode !== "120000").map((entry) => entry.path)
     },
     breakGlass(phrase) {
       if (!state) throw new Error("breakGlass called before readChange")

@@ -1353,6 +1353,44 @@ export async function startGitlabFake(options: GitlabFakeOptions): Promise<Gitla
       },
     },
     {
+      // Repository tree API (lib/api/repositories.rb): a folder's entries at a ref, trees first,
+      // then blobs, then submodules (Gitlab::Git::Tree#sorted_entries); offset ("legacy")
+      // pagination by default. An unknown ref is "404 Tree Not Found"; a path that is missing at
+      // the ref, or is a file, is "404 invalid revision or path Not Found" (Gitaly's IndexError).
+      method: "GET",
+      pattern: ["projects", ":id", "repository", "tree"],
+      auth: "authenticate",
+      run: (context) => {
+        const { path, query } = context
+        if (!projectMatches(path.id ?? "")) return notFound("Project")
+        const errors: string[] = []
+        const recursive = coerceBoolean(query.get("recursive") ?? undefined, "recursive", errors) ?? false
+        const pagination = query.get("pagination") ?? "legacy"
+        if (!["legacy", "keyset", "none"].includes(pagination)) errors.push("pagination does not have a valid value")
+        if (errors.length > 0) return grapeError(400, errors.join(", "))
+        if (pagination === "none" && !recursive) return grapeError(400, 'pagination cannot be "none" unless "recursive" is true')
+        if (pagination === "keyset") throw new Error("gitlab-fake: keyset pagination of repository/tree is not implemented")
+        const commit = git.resolveCommit(query.get("ref") ?? mr.targetBranch)
+        if (!commit) return notFound("Tree")
+        const folder = (query.get("path") ?? "").replace(/\/+$/, "")
+        const treeish = folder === "" ? `${commit}^{tree}` : `${commit}:${folder}`
+        if (git.run(["cat-file", "-t", treeish]).stdout.trim() !== "tree") return notFound("invalid revision or path")
+        const listed = git.run(["ls-tree", "-z", ...(recursive ? ["-r", "-t"] : []), treeish])
+        if (listed.code !== 0) return notFound("invalid revision or path")
+        const entries = listed.stdout.split("\0").flatMap((line) => {
+          const tab = line.indexOf("\t")
+          if (tab < 0) return []
+          const [mode = "", type = "", id = ""] = line.slice(0, tab).split(" ")
+          const relativePath = line.slice(tab + 1)
+          const full = folder === "" ? relativePath : `${folder}/${relativePath}`
+          return [{ id, name: full.slice(full.lastIndexOf("/") + 1), type, path: full, mode }]
+        })
+        const sorted = ["tree", "blob", "commit"].flatMap((type) => entries.filter((entry) => entry.type === type))
+        if (pagination === "none") return json(200, sorted)
+        return list(context, sorted, { id: path.id!, pagination: "legacy", recursive: String(recursive) }, (entry) => entry)
+      },
+    },
+    {
       method: "GET",
       pattern: ["projects", ":id", "merge_requests"],
       auth: "non_get",

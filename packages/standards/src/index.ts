@@ -1,0 +1,5 @@
+export * from "./document"
+export * from "./fetch"
+export * from "./load"
+export * from "./select"
+export * from "./standards-plugin"
