@@ -22,6 +22,11 @@ export interface Change {
   customInstructions: string | null
   /** First lines of files at the head revision, for generated-file detection; absent paths are unknown. */
   readHeads(paths: readonly string[]): Promise<Map<string, string>>
+  /**
+   * The whole text of a file at the head of the change (the version under review, so untrusted),
+   * or null when it does not exist there or the provider cannot read it (a bare patch).
+   */
+  readHeadFile?(path: string): Promise<string | null>
   /** Changed files the provider could not deliver (collapsed, too large): listed, never called reviewed. */
   unreviewed?: { path: string; reason: string }[]
   /** The bot's findings from its previous review, for new / persisting / resolved. */
@@ -38,6 +43,12 @@ export interface VcsProvider {
    * not exist there. Configuration and review instructions are read through this.
    */
   readTrustedFile(path: string): Promise<string | null>
+  /**
+   * Every regular file (no symlinks, no submodules) under `dir` on the target branch, recursively,
+   * as repository-relative paths for `readTrustedFile`; null when `dir` is not a folder there.
+   * Optional: a provider without it cannot serve folder-shaped trusted inputs (the standards).
+   */
+  listTrustedFiles?(dir: string): Promise<string[] | null>
   /**
    * Publishes the finished review on the merge request (notes, threads, approval). The CLI itself
    * writes review.json and the local reports; a provider without a merge request does nothing here.

@@ -83,7 +83,9 @@ export const ConfigInput = z
     telemetryUrl: z.url().optional().describe("URL of the telemetry tracker endpoint (fire-and-forget JSON events)."),
     pushgatewayUrl: z.url().optional().describe("Prometheus Pushgateway for review metrics; without it they go to <output-dir>/metrics.prom."),
     agentsMdTemplateUrl: z.url().optional().describe("URL of an AGENTS.md template injected into every agent's prompt."),
-    standards: z.string().min(1).optional().describe("Folder (relative to the repository) or URL of engineering standards."),
+    standards: z.string().min(1).optional().describe(
+      "Engineering standards for the compliance reviewer: a folder or markdown file relative to the repository (read from the target branch, never from the change), an absolute path on the runner, or an http(s) URL of a markdown document or of a JSON index of documents.",
+    ),
     gateway: z
       .object({
         baseURL: z.url().describe("The AI gateway's base URL; every provider is routed through it."),

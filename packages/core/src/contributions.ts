@@ -1,4 +1,5 @@
 import type { AgentContribution, AgentTarget, ConfigureContext, PermissionRule, PlanView, PromptSection } from "./plugin"
+import { CodeFinding, Finding, normalizeCategory } from "./finding"
 import type { Logger } from "./logger"
 
 /** An agent as recorded: who added it and whether it is the coordinator. */
@@ -17,6 +18,8 @@ export interface Contributions {
   models: Map<string, { plugin: string; models: string[] }>
   opencodePlugins: string[]
   mcp: Map<string, Record<string, unknown>>
+  /** Findings established by code, in call order. */
+  findings: CodeFinding[]
 }
 
 /** An empty contribution record. */
@@ -30,6 +33,7 @@ export function emptyContributions(): Contributions {
     models: new Map(),
     opencodePlugins: [],
     mcp: new Map(),
+    findings: [],
   }
 }
 
@@ -43,6 +47,7 @@ export function mergeContributions(into: Contributions, from: Contributions): vo
   for (const [agent, models] of from.models) into.models.set(agent, models)
   into.opencodePlugins.push(...from.opencodePlugins)
   for (const [name, server] of from.mcp) into.mcp.set(name, server)
+  into.findings.push(...from.findings)
 }
 
 const agentName = /^[a-z][a-z0-9_-]{0,63}$/
@@ -94,6 +99,13 @@ export function createConfigureContext(
       checkTarget(agent)
       checkModels(models)
       store.models.set(agent, { plugin, models: [...models] })
+    },
+    addFinding(finding) {
+      const parsed = Finding.safeParse(finding)
+      if (!parsed.success) {
+        throw new Error(`finding is not valid: ${parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`).join("; ")}`)
+      }
+      store.findings.push(CodeFinding.parse({ plugin, finding: { ...parsed.data, category: normalizeCategory(parsed.data.category) } }))
     },
   }
 }

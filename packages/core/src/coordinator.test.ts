@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest"
 import { fakeOpencodePath } from "@opencode-reviewer/testkit"
 import { childEnv } from "./child-env"
 import { runCoordinator, type CoordinatorOptions } from "./coordinator"
+import { OpencodeStartError } from "./errors"
 import { silentLogger } from "./logger"
 import type { OpencodeConfig } from "./opencode-config"
 
@@ -120,6 +121,17 @@ describe("runCoordinator", () => {
     expect(calls.map((call) => call.model)).toEqual(["fake/top", "fake/top-old"])
     expect(result.attempts.map((attempt) => attempt.outcome)).toEqual(["crash", "crash"])
     expect(result.attempts[1]!.stderrTail).toContain("panic: cannot start")
+  })
+
+  test("names the binary and the fix when opencode cannot be started at all", async () => {
+    const missing = join(dir, "no-such-opencode")
+    const error = await run([], { binary: missing }).then(
+      () => null,
+      (caught: unknown) => caught,
+    )
+    expect(error).toBeInstanceOf(OpencodeStartError)
+    expect((error as Error).message).toBe(`cannot start opencode at ${missing}: ENOENT`)
+    expect((error as OpencodeStartError).data.hint).toContain("OPENCODE_BIN")
   })
 
   test("kills a hung coordinator at the outer timeout", async () => {

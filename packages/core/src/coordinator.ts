@@ -4,6 +4,7 @@ import type { Logger } from "./logger"
 import { opencodeQuietEnv } from "./opencode-binary"
 import type { OpencodeConfig } from "./opencode-config"
 import { classifyProviderError, retryableText, type ClassifiedError } from "./provider-errors"
+import { OpencodeStartError } from "./errors"
 
 /** Tokens of one model step, as `step_finish` reports them. */
 export interface StepUsage {
@@ -125,7 +126,7 @@ async function runAttempt(model: string, options: CoordinatorOptions, result: Co
   const configText = JSON.stringify(config)
   if (options.configFile) await writeFile(options.configFile, JSON.stringify(config, null, 2) + "\n", { mode: 0o600 })
 
-  const child = Bun.spawn([options.binary, "run", "--format", "json", "--agent", config.default_agent, "--title", options.title], {
+  const child = spawnOpencode(options.binary, () => Bun.spawn([options.binary, "run", "--format", "json", "--agent", config.default_agent, "--title", options.title], {
     cwd: options.repoDir,
     env: {
       ...options.env,
@@ -139,7 +140,7 @@ async function runAttempt(model: string, options: CoordinatorOptions, result: Co
     stdin: new Blob([options.prompt]),
     stdout: "pipe",
     stderr: "pipe",
-  })
+  }))
 
   let lastOutput = performance.now()
   let outcome: CoordinatorAttempt["outcome"] | null = null
@@ -257,3 +258,12 @@ function toolUse(part: Record<string, unknown>): CoordinatorResult["toolUses"][n
 }
 
 export * as Coordinator from "./coordinator"
+
+// Bun.spawn throws synchronously when the binary is missing or not executable: say which and what to do.
+function spawnOpencode<T>(binary: string, spawn: () => T): T {
+  try {
+    return spawn()
+  } catch (cause) {
+    throw new OpencodeStartError(binary, cause)
+  }
+}

@@ -57,3 +57,13 @@ export function describe(error: unknown): string {
   if (error instanceof Error) return error.message
   return String(error)
 }
+
+/** The opencode binary could not be started at all (missing, not executable). */
+export class OpencodeStartError extends ReviewError<{ binary: string; hint: string }> {
+  constructor(binary: string, cause: unknown) {
+    const code = (cause as NodeJS.ErrnoException | null)?.code
+    const hint =
+      "set OPENCODE_BIN to a working opencode 1.18.x binary, or reinstall opencode-reviewer so its opencode-ai dependency brings the platform binary (opencode-linux-x64 and the like)"
+    super("OpencodeStartError", `cannot start opencode at ${binary}: ${code ?? describe(cause)}`, { binary, hint }, { cause })
+  }
+}

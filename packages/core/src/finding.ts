@@ -31,6 +31,13 @@ export const Finding = z.object({
 export type Finding = z.infer<typeof Finding>
 
 /**
+ * A finding established by code (a plugin's deterministic check), not by a model: recorded with the
+ * plugin that made it, carried in plan.json, and merged into review.json beside the coordinator's.
+ */
+export const CodeFinding = z.object({ plugin: z.string().min(1), finding: Finding })
+export type CodeFinding = z.infer<typeof CodeFinding>
+
+/**
  * A category in its canonical spelling: case, spaces and underscores do not matter for the known
  * ones ("Code Quality" → "code-quality"); an unknown category is kept as given, trimmed.
  */

@@ -185,6 +185,6 @@ describe("runLifecycle", () => {
   test("offers no way to the config object from configure", async () => {
     let keys: string[] = []
     await run([{ name: "look", configure: async (context) => void (keys = Object.keys(context)) }])
-    expect(keys.sort()).toEqual(["addProvider", "injectPrompt", "log", "plan", "registerAgent", "setEnv", "setModels", "setPermission", "signal"])
+    expect(keys.sort()).toEqual(["addFinding", "addProvider", "injectPrompt", "log", "plan", "registerAgent", "setEnv", "setModels", "setPermission", "signal"])
   })
 })

@@ -1,4 +1,5 @@
 import { createConfigureContext, emptyContributions, mergeContributions, type Contributions } from "./contributions"
+import type { CodeFinding } from "./finding"
 import { describe, PluginConfigureError } from "./errors"
 import type { Logger } from "./logger"
 import type { OpencodeConfig } from "./opencode-config"
@@ -16,8 +17,8 @@ export interface LifecycleOptions<Assembled extends { config: OpencodeConfig }> 
   assemble(store: Contributions): Assembled
 }
 
-/** The assembled result plus what went wrong without stopping the review. */
-export type LifecycleResult<Assembled> = Assembled & { warnings: string[] }
+/** The assembled result, the findings plugins established by code, and what went wrong without stopping the review. */
+export type LifecycleResult<Assembled> = Assembled & { warnings: string[]; findings: CodeFinding[] }
 
 /**
  * Runs bootstrap (all plugins at once; failures logged), configure (one after another; the first
@@ -63,7 +64,7 @@ export async function runLifecycle<Assembled extends { config: OpencodeConfig }>
 
   const first = options.assemble(store)
   const late = options.plugins.filter((plugin) => plugin.postConfigure)
-  if (late.length === 0) return { ...first, warnings }
+  if (late.length === 0) return { ...first, warnings, findings: store.findings }
 
   const frozen = deepFreeze(structuredClone(first.config))
   const staged = await Promise.allSettled(
@@ -86,9 +87,11 @@ export async function runLifecycle<Assembled extends { config: OpencodeConfig }>
     options.log.warn({ plugin, err: outcome.reason }, "plugin postConfigure failed; its changes are dropped")
     return []
   })
-  if (accepted.every(isEmpty)) return { ...first, warnings }
+  if (accepted.every(isEmpty)) return { ...first, warnings, findings: store.findings }
   for (const own of accepted) mergeContributions(store, own)
-  return { ...options.assemble(store), warnings }
+  // Findings are not part of the config: a postConfigure that only added findings needs no re-assembly.
+  if (accepted.every((own) => isEmpty({ ...own, findings: [] }))) return { ...first, warnings, findings: store.findings }
+  return { ...options.assemble(store), warnings, findings: store.findings }
 }
 
 function isEmpty(store: Contributions): boolean {
@@ -100,7 +103,8 @@ function isEmpty(store: Contributions): boolean {
     store.permissions.length === 0 &&
     store.models.size === 0 &&
     store.opencodePlugins.length === 0 &&
-    store.mcp.size === 0
+    store.mcp.size === 0 &&
+    store.findings.length === 0
   )
 }
 

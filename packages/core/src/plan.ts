@@ -5,6 +5,7 @@ import { assembleConfig, type Assembly } from "./assemble"
 import type { Change } from "./change"
 import type { Config, Limits } from "./config"
 import type { Contributions } from "./contributions"
+import type { CodeFinding } from "./finding"
 import { assignPatchFiles, parseDiff, writePatchFiles, type DiffFile } from "./diff"
 import { compileGlobs } from "./glob"
 import { runLifecycle } from "./lifecycle"
@@ -14,7 +15,7 @@ import type { PlanView, ReviewPlugin } from "./plugin"
 import { buildPrompts, type InjectionAttempt } from "./prompt"
 import type { PromptLibrary } from "./prompt-files"
 import { assessRisk, type Tier } from "./risk"
-import { readSignals } from "./signals"
+import { projectMechanics, readSignals } from "./signals"
 import { capSpend } from "./spend"
 import { contextWarning } from "./context-window"
 
@@ -66,6 +67,8 @@ export interface ReviewPlan {
   injection: InjectionAttempt[]
   /** Things the user should know that did not stop planning (parse problems, plugin failures). */
   warnings: string[]
+  /** Findings plugins established by code (not by a model); merged into review.json by the CLI. */
+  findings: CodeFinding[]
   /** Timeouts and concurrency for the later stages (from config). */
   limits: Limits
 }
@@ -105,6 +108,7 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     tier: assessment.tier,
     files: Object.freeze(planned.map(({ file, noise }) => Object.freeze({ path: file.path, status: file.status, noise }))),
     agents: Object.freeze(selected.map(({ name, role }) => Object.freeze({ name, role }))),
+    mechanics: Object.freeze(projectMechanics(planned).map((change) => Object.freeze({ ...change, paths: Object.freeze([...change.paths]) as string[] }))),
   })
 
   const lifecycle = await runLifecycle({
@@ -201,6 +205,7 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     assembly: { config: lifecycle.config, env: lifecycle.env, models: lifecycle.models, refused: lifecycle.refused },
     injection: prompts.injection,
     warnings,
+    findings: lifecycle.findings,
     limits: config.limits,
   }
   await writeFile(files.planFile, JSON.stringify(planRecord(plan), null, 2) + "\n")
@@ -242,6 +247,7 @@ function planRecord(plan: ReviewPlan) {
     limits: plan.limits,
     injection: plan.injection,
     warnings: plan.warnings,
+    findings: plan.findings,
   }
 }
 

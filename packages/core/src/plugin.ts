@@ -1,6 +1,8 @@
+import type { Finding } from "./finding"
 import type { Logger } from "./logger"
 import type { OpencodeConfig } from "./opencode-config"
 import type { Tier } from "./risk"
+import type { MechanicsChange } from "./signals"
 
 /** What a plugin may know about the change and the plan while it runs (read-only). */
 export interface PlanView {
@@ -9,6 +11,8 @@ export interface PlanView {
   readonly tier: Tier
   readonly files: readonly { readonly path: string; readonly status: string; readonly noise: string | null }[]
   readonly agents: readonly { readonly name: string; readonly role: "coordinator" | "reviewer" }[]
+  /** Changes to how the project is installed, built, tested or run (core's signals), noise files included. */
+  readonly mechanics?: readonly MechanicsChange[]
 }
 
 /** Context of `bootstrap`: fetch what configure will need. No contributions are possible yet. */
@@ -58,6 +62,12 @@ export interface ConfigureContext {
   setPermission(target: AgentTarget, permission: string, rule: PermissionRule): void
   /** Replaces an agent's model chain (primary first). */
   setModels(agent: string, models: string[]): void
+  /**
+   * Records a finding established by code, not by a model (a deterministic check). It goes into
+   * review.json beside the coordinator's findings, wins over a coordinator finding on the same file,
+   * line and category, and counts in the decision. Throws if it does not fit the finding schema.
+   */
+  addFinding(finding: Finding): void
 }
 
 /** A unit of optional behaviour. All hooks are optional; the name appears in every error it causes. */

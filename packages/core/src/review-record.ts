@@ -1,6 +1,6 @@
 import * as z from "zod"
 import { decide, mergeDuplicates } from "./decision"
-import { Decision, Finding, normalizeCategory } from "./finding"
+import { CodeFinding, Decision, Finding, normalizeCategory } from "./finding"
 import { Review } from "./findings-xml"
 import { Tier } from "./risk"
 
@@ -93,6 +93,8 @@ export const PlanFacts = z.object({
   files: z.array(z.object({ path: z.string(), noise: z.string().nullable() })),
   agents: z.array(z.object({ name: z.string(), role: z.enum(["coordinator", "reviewer"]) })),
   injection: z.array(z.unknown()).optional(),
+  /** Findings plugins established by code during planning. */
+  findings: z.array(CodeFinding).optional(),
 })
 export type PlanFacts = z.infer<typeof PlanFacts>
 
@@ -125,6 +127,12 @@ export interface ReviewRecordInput {
   /** Defaults to whether plan.json recorded injection attempts. */
   injectionSuspected?: boolean
   previous?: readonly PreviousFinding[]
+  /**
+   * Findings established by code (plan.json `findings`): facts, not model opinions. They join the
+   * coordinator's findings, attributed to the plugin that made them; a coordinator finding on the
+   * same file, line and category is dropped in their favour.
+   */
+  codeFindings?: readonly CodeFinding[]
 }
 
 /**
@@ -134,7 +142,10 @@ export interface ReviewRecordInput {
  * file outside the diff are kept (the coordinator may cite context) and listed in `notes`.
  */
 export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
-  const findings = mergeDuplicates(input.review.findings)
+  const code = uniqueCodeFindings(input.codeFindings ?? [])
+  const taken = new Set(code.map(({ finding }) => codeKey(finding)))
+  const judged = mergeDuplicates(input.review.findings).filter((finding) => !taken.has(codeKey(finding)))
+  const findings = [...judged, ...code.map(({ finding }) => finding)]
   const injectionSuspected = input.injectionSuspected ?? (input.plan.injection ?? []).length > 0
   const verdict = decide(findings, { injectionSuspected, breakGlass: input.breakGlass })
   const notes: string[] = []
@@ -146,7 +157,7 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
     if (match) match.matched = true
     return {
       id: `f${index + 1}`,
-      reviewer: attribute(finding, input.reviewers, coordinator),
+      reviewer: index < judged.length ? attribute(finding, input.reviewers, coordinator) : code[index - judged.length]!.plugin,
       severity: finding.severity,
       category: finding.category,
       file: finding.file,
@@ -234,6 +245,21 @@ function attribute(finding: Finding, reviewers: readonly ReviewerOutcome[], coor
   }
   const named = reviewers.find((outcome) => outcome.name === category)
   return named && !finished.has(named.status) ? coordinator : category
+}
+
+// Code findings are facts: a model's finding at the same place and in the same category repeats one.
+function codeKey(finding: Finding): string {
+  return `${finding.file}\0${finding.line ?? ""}\0${normalizeCategory(finding.category)}`
+}
+
+function uniqueCodeFindings(findings: readonly CodeFinding[]): CodeFinding[] {
+  const seen = new Set<string>()
+  return findings.filter(({ finding }) => {
+    const key = `${codeKey(finding)}\0${normalize(finding.title)}`
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
 }
 
 function samePrevious(previous: PreviousFinding, finding: Finding): boolean {

@@ -28,6 +28,11 @@ export const boundaryTags = [
   "finding",
   "review",
   "answer",
+  // The repository's AGENTS.md and the AGENTS.md template injected into every agent (packages/agents-md).
+  "agents_md",
+  "agents_md_template",
+  // Engineering standards injected into the compliance reviewer (packages/standards).
+  "standard",
 ] as const
 
 /** Untrusted text with boundary tags removed, and the tags that were found (empty when clean). */
