@@ -63,6 +63,8 @@ export const sqlFinding = {
 export const loginSource = "export function login(db, name) {\n  return db.query(`SELECT * FROM users WHERE name = '${name}'`)\n}\n"
 
 export interface ScenarioOptions {
+  /** Extra files of the base commit on `main` (the trusted side), besides README.md and src/app.ts. */
+  baseFiles?: Record<string, string>
   files?: Record<string, string>
   replies?: Record<string, Reply | ((request: RecordedRequest) => Reply)>
   coordinator?: string[]
@@ -74,6 +76,8 @@ export interface Scenario {
   server: ModelServer
   repo: TempRepo
   outputDir: string
+  /** The opencode-reviewer config pointing at the scripted model. */
+  configFile: string
   /** Replaces the scripted reply of one model (e.g. "fake/security") for the following requests. */
   setReply(model: string, reply: Reply | ((request: RecordedRequest) => Reply)): void
   /** Runs `opencode-reviewer review` once more (same repo, config and model). */
@@ -85,7 +89,7 @@ export async function createScenario(options: ScenarioOptions = {}): Promise<Sce
   const server = await startModelServer()
   const repo = await createTempRepo()
   cleanups.push(() => server.close(), () => repo.remove())
-  await repo.write({ "README.md": "# app\n", "src/app.ts": "export const a = 1\n" })
+  await repo.write({ "README.md": "# app\n", "src/app.ts": "export const a = 1\n", ...options.baseFiles })
   repo.commit("init")
   repo.git("checkout", "-q", "-b", "feature")
   await repo.write(options.files ?? { "src/auth/login.ts": loginSource })
@@ -131,6 +135,7 @@ export async function createScenario(options: ScenarioOptions = {}): Promise<Sce
     server,
     repo,
     outputDir,
+    configFile,
     setReply(model, reply) {
       replies[model] = reply
     },

@@ -1,14 +1,14 @@
 import { cp, mkdtemp, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { join, resolve } from "node:path"
 import { createTempRepo, findingsReply, startModelServer, text, toolCall, type ModelServer, type RecordedRequest, type Reply } from "@opencode-reviewer/testkit"
 import { renderReviewXml } from "@opencode-reviewer/core"
 import type { Flags, Io } from "./main"
 import { prepare } from "./main"
+import { findAssets } from "./assets"
 import { finishReview, runReview } from "./review"
 
-const demoDir = fileURLToPath(new URL("../demo/", import.meta.url))
+const demoDir = findAssets().demoDir
 
 // What the replay model says: the specialists of a lite review of the demo change, and a coordinator
 // that runs them, keeps the two real problems and submits. Findings point at the seeded bug.
@@ -81,7 +81,7 @@ export async function demo(values: Flags, io: Io): Promise<number> {
     const scratch = await mkdtemp(join(tmpdir(), "opencode-reviewer-demo-config-"))
     const configFile = join(scratch, "opencode-reviewer.json")
     await writeFile(configFile, JSON.stringify(demoConfig(server.url), null, 2))
-    const outputDir = values["output-dir"] ?? join(scratch, "output")
+    const outputDir = values["output-dir"] === undefined ? join(scratch, "output") : resolve(io.cwd, values["output-dir"])
     io.stderr(`demo: sample change in ${repo.dir}; replay model at ${server.url}\n`)
     const prepared = await prepare(
       { ...values, repo: repo.dir, config: configFile, "output-dir": outputDir, "description-file": join(demoDir, "description.md") },

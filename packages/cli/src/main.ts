@@ -22,12 +22,13 @@ import {
   type VcsProvider,
 } from "@opencode-reviewer/core"
 import type pino from "pino"
-import { createRequire } from "node:module"
-import { fileURLToPath, pathToFileURL } from "node:url"
-import { createGit, createLocalProvider, createPatchProvider, diffArgs, readCommitHeads } from "@opencode-reviewer/local"
+import { pathToFileURL } from "node:url"
+import { createGit, createLocalProvider, createPatchProvider, diffArgs, readCommitFile, readCommitHeads } from "@opencode-reviewer/local"
 import { createGitlabProvider, isMergeRequestPipeline } from "@opencode-reviewer/gitlab"
 import { reviewerConfigPlugin } from "@opencode-reviewer/reviewer-config"
 import { gatewayPlugin } from "@opencode-reviewer/gateway"
+import { standardsPlugin } from "@opencode-reviewer/standards"
+import { agentsMdPlugin } from "@opencode-reviewer/agents-md"
 import { createTracing } from "@opencode-reviewer/tracing"
 import { CliUsageError, exitCodeFor, formatError } from "./errors"
 import { commandHelp, mainHelp } from "./help"
@@ -35,6 +36,7 @@ import { createLogger } from "./log"
 import { renderPlan } from "./render"
 import { finishEmptyReview, finishReview, runReview } from "./review"
 import { observeReview } from "./observe"
+import { findAssets } from "./assets"
 import packageJson from "../package.json" with { type: "json" }
 
 /** The process boundary: everything main may touch of the outside world. */
@@ -228,12 +230,22 @@ export async function prepare(values: Flags, io: Io, command: keyof typeof comma
       timeouts: { headerMs: config.providerTimeouts.headerSeconds * 1000, chunkMs: config.providerTimeouts.chunkSeconds * 1000 },
     }),
     ...(config.remoteConfigUrl ? [reviewerConfigPlugin({ url: config.remoteConfigUrl, chains: () => planned })] : []),
+    // Standards come from the target branch (or the runner, or a URL), never from the change.
+    standardsPlugin({
+      standards: config.standards,
+      repoDir,
+      readTrustedFile: (path) => provider.readTrustedFile(path),
+      listTrustedFiles: provider.listTrustedFiles ? (dir) => provider.listTrustedFiles!(dir) : undefined,
+      onWarning: (message) => io.stderr(`warning: standards: ${message}\n`),
+    }),
+    // AGENTS.md checks on the change's own AGENTS.md files; the repository's copy from the target branch.
+    agentsMdPlugin({ change, readTrustedFile: (path) => provider.readTrustedFile(path), templateUrl: config.agentsMdTemplateUrl }),
   ]
   const result = await planReview({
     change,
     config,
     plugins,
-    prompts: await loadPrompts(),
+    prompts: await loadPrompts(assets.promptsDir),
     repoDir,
     workDir,
     log: log as Logger,
@@ -269,23 +281,24 @@ function gitlabProvider(repoDir: string, io: Io, log: pino.Logger): VcsProvider 
       return diff.code === 0 ? diff.stdout : null
     },
     readLocalHeads: (commit, paths) => readCommitHeads(git, commit, paths),
+    readLocalFile: (commit, path) => readCommitFile(git, commit, path),
   })
 }
 
 // The two things that turn a plan into a running review: the runtime plugin that gives the
 // coordinator spawn_reviewers, and the comment server that records its submit_review call.
 function addReviewMachinery(store: Contributions, workDir: string, bun: string): void {
-  store.opencodePlugins.push(pathToFileURL(createRequire(import.meta.url).resolve("@opencode-reviewer/runtime/plugin")).href)
+  store.opencodePlugins.push(pathToFileURL(assets.runtimePlugin).href)
   store.mcp.set("review", {
     type: "local",
-    command: [bun, commentServerPath],
+    command: [bun, assets.commentServer],
     environment: { OPENCODE_REVIEWER_WORK_DIR: workDir, OPENCODE_REVIEWER_HOLD_MS: "20000" },
     enabled: true,
     timeout: 30_000,
   })
 }
 
-const commentServerPath = fileURLToPath(new URL("./comment-server.ts", import.meta.url))
+const assets = findAssets()
 
 function parse(args: string[], command: keyof typeof commandHelp) {
   try {

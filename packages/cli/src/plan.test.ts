@@ -1,4 +1,4 @@
-import { chmod, cp, mkdtemp, readFile, readdir, rm, stat, writeFile } from "node:fs/promises"
+import { chmod, cp, mkdtemp, readFile, readdir, rm, stat, utimes, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { createRequire } from "node:module"
@@ -238,6 +238,26 @@ describe("plan defaults and inputs", () => {
     expect(repo.git("status", "--porcelain")).toBe(before)
     repo.git("checkout", "--", "src/app.ts")
     repo.git("clean", "-fdq", "src")
+  })
+
+  test("sees a same-size edit made in the same second as the last git add (racy git)", async () => {
+    const racy = await createTempRepo()
+    try {
+      // An edit git can only see through its racy-entry check: same size, same mtime as the cached
+      // entry, and the index written in that same second (T, a minute ago).
+      const file = join(racy.dir, "a.ts")
+      const past = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000)
+      await racy.write({ "a.ts": "export const a = 1\n" })
+      await utimes(file, past, past)
+      racy.commit("init")
+      await racy.write({ "a.ts": "export const a = 2\n" })
+      await utimes(file, past, past)
+      await utimes(join(racy.dir, ".git/index"), past, past)
+      const plan = await planJson(["--working-tree", "--base", "HEAD"], racy.dir)
+      expect(plan.files).toEqual([expect.objectContaining({ path: "a.ts", added: 1, removed: 1 })])
+    } finally {
+      await racy.remove()
+    }
   })
 
   test("reads a patch from stdin", async () => {

@@ -131,6 +131,8 @@ export async function finishReview(prepared: Prepared, outcome: CoordinatorOutco
     breakGlass: breakGlass !== null,
     injectionSuspected: plan.injection.length > 0,
     previous: prepared.change.previousFindings ?? [],
+    // Findings plugins established by code while planning: facts that join the coordinator's.
+    codeFindings: planFacts.plan.findings ?? [],
   })
   if (breakGlass) record.notes.push(`break glass requested by ${breakGlass.by}${breakGlass.at ? ` at ${breakGlass.at}` : ""}`)
   return publish(prepared, record, io)
@@ -154,6 +156,7 @@ export async function finishEmptyReview(prepared: Prepared, io: Io): Promise<Rev
     breakGlass: prepared.provider.breakGlass?.(prepared.config.breakGlass) != null,
     injectionSuspected: plan.injection.length > 0,
     previous: prepared.change.previousFindings ?? [],
+    codeFindings: planFacts.plan.findings ?? [],
   })
   return publish(prepared, record, io)
 }

@@ -1,6 +1,6 @@
-import { copyFile, mkdtemp, rm, stat } from "node:fs/promises"
+import { copyFile, lstat, mkdtemp, rm, stat, utimes } from "node:fs/promises"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { isAbsolute, join, relative, resolve } from "node:path"
 import pLimit from "p-limit"
 import { anonymousMergeRequest, ChangeReadError, type Change, type VcsProvider } from "@opencode-reviewer/core"
 import { createGit, type Git } from "./git"
@@ -40,6 +40,10 @@ export function createLocalProvider(options: LocalOptions): VcsProvider {
       const result = await trusted.git.run(["cat-file", "blob", `${trusted.base}:${path}`])
       return result.code === 0 ? new TextDecoder().decode(result.stdout) : null
     },
+    async listTrustedFiles(dir) {
+      if (!trusted) throw new Error("listTrustedFiles called before readChange")
+      return listTreeFiles(trusted.git, trusted.base, dir)
+    },
     async readChange() {
       const top = await toplevel(options.repoDir, options.env)
       const git = createGit(top, options.env)
@@ -67,6 +71,7 @@ export function createLocalProvider(options: LocalOptions): VcsProvider {
         previousReview: null,
         customInstructions: null,
         readHeads: (paths) => (options.workingTree ? readWorkingTreeHeads(top, paths) : readCommitHeads(git, head, paths)),
+        readHeadFile: (path) => (options.workingTree ? readWorkingTreeFile(top, path) : readCommitFile(git, head, path)),
       } satisfies Change
     },
   }
@@ -132,7 +137,15 @@ async function workingTreeDiff(git: Git, base: string): Promise<Uint8Array> {
   try {
     const index = join(scratch, "index")
     const current = (await git.text(["rev-parse", "--path-format=absolute", "--git-path", "index"])).trim()
-    await copyFile(current, index).catch(() => undefined)
+    // The copy keeps the index's mtime: git trusts cached stat data only for files older than the
+    // index file, so a fresh mtime would hide edits made in the same second as the last `git add`.
+    await copyFile(current, index).then(
+      async () => {
+        const { atime, mtime } = await stat(current)
+        await utimes(index, atime, mtime)
+      },
+      () => undefined,
+    )
     const env = { GIT_INDEX_FILE: index }
     const added = await git.run(["add", "--all", "--", "."], { env })
     if (added.code !== 0) throw new ChangeReadError(`cannot stage the working tree: ${added.stderr.trim()}`, { source: git.dir })
@@ -180,6 +193,47 @@ export async function readCommitHeads(git: Git, commit: string, paths: readonly 
     offset += size + 1
   }
   return heads
+}
+
+/**
+ * Regular files (blobs that are not symlinks) under `dir` at `commit`, repository-relative; null
+ * when `dir` is not a folder there. Reads the tree object, so the working tree never matters.
+ */
+async function listTreeFiles(git: Git, commit: string, dir: string): Promise<string[] | null> {
+  const folder = dir.replace(/^\.?\/+/, "").replace(/\/+$/, "")
+  if (folder.split("/").some((part) => part === "..")) return null
+  const tree = folder === "" || folder === "." ? `${commit}^{tree}` : `${commit}:${folder}`
+  const kind = await git.run(["cat-file", "-t", tree])
+  if (kind.code !== 0 || new TextDecoder().decode(kind.stdout).trim() !== "tree") return null
+  const listed = await git.run(["ls-tree", "-r", "-z", tree])
+  if (listed.code !== 0) return null
+  const prefix = folder === "" || folder === "." ? "" : `${folder}/`
+  // "<mode> SP <type> SP <object> TAB <path>" NUL-terminated; -z leaves the path unquoted.
+  return new TextDecoder()
+    .decode(listed.stdout)
+    .split("\0")
+    .flatMap((entry) => {
+      const tab = entry.indexOf("\t")
+      if (tab < 0) return []
+      const [mode, type] = entry.slice(0, tab).split(" ")
+      return type === "blob" && mode !== "120000" ? [`${prefix}${entry.slice(tab + 1)}`] : []
+    })
+}
+
+/** A whole file at a commit (`git cat-file blob`), or null when the commit has no such file. */
+export async function readCommitFile(git: Git, commit: string, path: string): Promise<string | null> {
+  if (path.includes("\n")) return null
+  const result = await git.run(["cat-file", "blob", `${commit}:${path}`])
+  return result.code === 0 ? new TextDecoder().decode(result.stdout) : null
+}
+
+// A regular file inside the checkout; symlinks and paths that leave it are not followed.
+async function readWorkingTreeFile(top: string, path: string): Promise<string | null> {
+  const target = resolve(top, path)
+  if (relative(top, target).startsWith("..") || isAbsolute(relative(top, target))) return null
+  const info = await lstat(target).catch(() => null)
+  if (!info?.isFile()) return null
+  return Bun.file(target).text().catch(() => null)
 }
 
 async function readWorkingTreeHeads(top: string, paths: readonly string[]): Promise<Map<string, string>> {

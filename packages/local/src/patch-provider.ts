@@ -1,4 +1,5 @@
-import { join } from "node:path"
+import { readdir } from "node:fs/promises"
+import { isAbsolute, join, relative, resolve, sep } from "node:path"
 import { anonymousMergeRequest, type VcsProvider } from "@opencode-reviewer/core"
 
 /** A unified diff given directly (`--patch FILE` or stdin) instead of read from git. */
@@ -25,6 +26,8 @@ export function createPatchProvider(options: PatchOptions): VcsProvider {
         previousReview: null,
         customInstructions: null,
         readHeads: async () => new Map(),
+        // A bare patch carries no file beyond its hunks: callers fall back to what the diff shows.
+        readHeadFile: async () => null,
       }
     },
     // No merge request to post on: the CLI's local outputs are the whole publication.
@@ -34,5 +37,22 @@ export function createPatchProvider(options: PatchOptions): VcsProvider {
       const file = Bun.file(join(options.trustedDir, path))
       return (await file.exists()) ? file.text() : null
     },
+    async listTrustedFiles(dir) {
+      if (!options.trustedDir) return null
+      return listFolder(options.trustedDir, dir)
+    },
   }
+}
+
+// Regular files only: a symlink could point anywhere on the runner.
+async function listFolder(root: string, dir: string): Promise<string[] | null> {
+  const top = resolve(root)
+  const folder = resolve(top, dir)
+  if (relative(top, folder).startsWith("..") || isAbsolute(relative(top, folder))) return null
+  const entries = await readdir(folder, { recursive: true, withFileTypes: true }).catch(() => null)
+  if (entries === null) return null
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(top, join(entry.parentPath, entry.name)).split(sep).join("/"))
+    .sort()
 }

@@ -1,0 +1,128 @@
+import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { afterAll, beforeAll, describe, expect, test } from "vitest"
+import { createOpencodeSandbox, gitEnv, runOpencode, text, toolCall, type OpencodeSandbox } from "@opencode-reviewer/testkit"
+import type { ReviewRecord } from "@opencode-reviewer/core"
+import { cleanUp, createScenario, sqlFinding } from "./harness"
+
+// The published package, proven the way a pipeline uses it: `bun run pack` builds the tarball, a
+// fresh directory installs nothing but that tarball (npm dependencies come from the registry or
+// Bun's cache), and `bunx opencode-reviewer` runs there: help, errors, a whole review against the
+// scripted model with the package's own opencode binary, prompts and runtime plugin, and the
+// packaged /fullreview plugin inside a real opencode.
+
+const root = fileURLToPath(new URL("../../", import.meta.url))
+const manifest = JSON.parse(await readFile(join(root, "packages/cli/package.json"), "utf8")) as { version: string; dependencies: Record<string, string> }
+
+let fresh: string
+let sandbox: OpencodeSandbox
+
+// Asynchronous on purpose: the scripted model server lives in this process and must keep serving.
+async function bunx(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
+  const child = Bun.spawn(["bunx", "opencode-reviewer", ...args], {
+    cwd: options.cwd ?? fresh,
+    env: { ...gitEnv(fresh), ...options.env },
+    stdout: "pipe",
+    stderr: "pipe",
+  })
+  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
+  return { code, stdout, stderr }
+}
+
+beforeAll(async () => {
+  const packed = Bun.spawnSync(["bun", "run", "pack"], { cwd: root, stdout: "pipe", stderr: "pipe" })
+  if (packed.exitCode !== 0) throw new Error(`bun run pack failed: ${packed.stderr.toString()}`)
+  fresh = await mkdtemp(join(tmpdir(), "ocr-fresh-"))
+  await writeFile(join(fresh, "package.json"), JSON.stringify({ name: "pipeline", private: true }))
+  const tarball = join(root, `dist/opencode-reviewer-${manifest.version}.tgz`)
+  // No trustedDependencies: opencode-ai's postinstall does not run, as under npm 11 or bunx.
+  const added = Bun.spawnSync(["bun", "add", tarball], { cwd: fresh, stdout: "pipe", stderr: "pipe" })
+  if (added.exitCode !== 0) throw new Error(`bun add failed: ${added.stderr.toString()}`)
+  sandbox = await createOpencodeSandbox()
+}, 180_000)
+
+afterAll(async () => {
+  await cleanUp()
+  await sandbox?.remove()
+  if (fresh) await rm(fresh, { recursive: true, force: true })
+})
+
+describe("the npm package", () => {
+  test("holds the bundles, prompts and demo, and depends on nothing but opencode-ai", async () => {
+    const installed = join(fresh, "node_modules/opencode-reviewer")
+    const published = JSON.parse(await readFile(join(installed, "package.json"), "utf8")) as Record<string, unknown>
+    expect(published.dependencies).toEqual({ "opencode-ai": manifest.dependencies["opencode-ai"] })
+    expect(published.version).toBe(manifest.version)
+    expect(published.main).toBeUndefined()
+    expect((await readdir(installed)).sort()).toEqual(
+      ["LICENSE", "README.md", "cli.js", "comment-server.js", "demo", "fullreview-plugin.js", "package.json", "prompts", "runtime-plugin.js"].sort(),
+    )
+    expect((await readdir(join(installed, "prompts"))).sort()).toEqual((await readdir(join(root, "prompts"))).sort())
+    // The wrapper's own bin is still the stub: the package must not depend on its postinstall.
+    const stub = await readFile(join(fresh, "node_modules/opencode-ai/bin/opencode"), "utf8").catch(() => "")
+    expect(stub.length).toBeLessThan(10_000)
+  })
+
+  test("answers --version and --help, and explains a wrong flag and a missing repository", async () => {
+    expect((await bunx(["--version"])).stdout.trim()).toBe(manifest.version)
+    const help = await bunx(["review", "--help"])
+    expect(help.code).toBe(0)
+    expect(help.stdout).toContain("Usage: opencode-reviewer review [options]")
+    const unknown = await bunx(["review", "--no-such-flag"])
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr).toMatch(/^error: .*--no-such-flag/m)
+    const missing = await bunx(["plan", "--repo", join(fresh, "nowhere")])
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toContain(`repository directory not found: ${join(fresh, "nowhere")}`)
+    expect(missing.stderr).toContain("hint: ")
+  })
+
+  test("reviews a change end to end from the installed package", async () => {
+    const scenario = await createScenario()
+    const outputDir = join(fresh, "out")
+    const run = await bunx(["review", "--repo", scenario.repo.dir, "--config", scenario.configFile, "--output-dir", outputDir])
+    expect(run.code, run.stderr).toBe(2)
+    const record = JSON.parse(await readFile(join(outputDir, "review.json"), "utf8")) as ReviewRecord
+    expect(record.decision).toBe("significant_concerns")
+    expect(record.findings).toEqual([expect.objectContaining({ file: sqlFinding.file, line: sqlFinding.line, title: sqlFinding.title })])
+    // Every planned reviewer ran through the packaged runtime plugin (none "did not run").
+    expect(record.coverage.failedReviewers).toEqual([])
+    const config = JSON.parse(await readFile(join(outputDir, "work/opencode.json"), "utf8")) as { plugin: string[]; mcp: { review: { command: string[] } } }
+    expect(config.plugin).toEqual([pathToFileURL(join(fresh, "node_modules/opencode-reviewer/runtime-plugin.js")).href])
+    expect(config.mcp.review.command[1]).toBe(join(fresh, "node_modules/opencode-reviewer/comment-server.js"))
+    // The coordinator's prompt is the packaged prompts' text.
+    const coordinatorPrompt = await readFile(join(root, "prompts/coordinator.md"), "utf8")
+    const system = scenario.server.requests.find((request) => request.model === "coordinator")?.system ?? ""
+    expect(system).toContain(coordinatorPrompt.split("\n").find((line) => line.trim().length > 40)!.trim())
+  }, 120_000)
+
+  test("runs /fullreview from the packaged plugin", async () => {
+    const scenario = await createScenario()
+    scenario.server.rule(
+      (request) => request.model === "session",
+      (request) => (request.isTitle ? text("Full review") : request.toolResults.length === 0 ? toolCall("fullreview", {}) : text("Shown.")),
+    )
+    const config = {
+      plugin: [pathToFileURL(join(fresh, "node_modules/opencode-reviewer/fullreview-plugin.js")).href],
+      provider: { fake: { npm: "@ai-sdk/openai-compatible", options: { baseURL: scenario.server.url, apiKey: "k" }, models: { session: {} } } },
+      model: "fake/session",
+      small_model: "fake/session",
+    }
+    const run = await runOpencode(sandbox, ["run", "--format", "json", "--command", "fullreview"], {
+      cwd: scenario.repo.dir,
+      env: { ...gitEnv(scenario.repo.dir), OPENCODE_CONFIG_CONTENT: JSON.stringify(config), OPENCODE_REVIEWER_CONFIG: scenario.configFile },
+      timeoutMs: 120_000,
+    })
+    expect(run.code, run.stderr).toBe(0)
+    const tool = run.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { part?: { tool?: string; state?: { status: string; output?: string; metadata?: Record<string, unknown> } } })
+      .find((line) => line.part?.tool === "fullreview")?.part
+    expect(tool?.state?.status, JSON.stringify(tool)).toBe("completed")
+    expect(tool?.state?.output).toContain(sqlFinding.title)
+    expect(tool?.state?.metadata).toMatchObject({ decision: "significant_concerns", exitCode: 2 })
+  }, 150_000)
+})
