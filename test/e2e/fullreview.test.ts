@@ -1,4 +1,5 @@
-import { readFile, writeFile } from "node:fs/promises"
+import { existsSync } from "node:fs"
+import { mkdir, readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
@@ -32,6 +33,12 @@ describe("/fullreview", () => {
     // An uncommitted change too: /fullreview reviews the working tree, not only commits.
     await writeFile(join(scenario.repo.dir, "src/app.ts"), "export const a = 2\n")
     const { server, repo } = scenario
+    // The user's key comes from `opencode auth login` (OpenCode's auth.json), not from the config.
+    const reviewConfig = JSON.parse(await readFile(scenario.configFile, "utf8"))
+    delete reviewConfig.provider.fake.options.apiKey
+    await writeFile(scenario.configFile, JSON.stringify(reviewConfig))
+    await mkdir(join(sandbox.root, "data/opencode"), { recursive: true })
+    await writeFile(join(sandbox.root, "data/opencode/auth.json"), JSON.stringify({ fake: { type: "api", key: "key-from-auth-login" } }))
     server.rule(
       (request) => request.model === "session",
       (request) => {
@@ -79,6 +86,10 @@ describe("/fullreview", () => {
     const final = server.requests.filter((request) => request.model === "session" && !request.isTitle).at(-1)!
     expect(final.toolResults[0]!.content).toContain(sqlFinding.title)
     expect(record.usage.costUsd).toBeGreaterThan(0)
+    // The review's own OpenCode used the borrowed key, and the copy did not outlive the run.
+    const coordinatorRequest = server.requests.find((request) => request.model === "coordinator")!
+    expect(coordinatorRequest.headers.authorization).toBe("Bearer key-from-auth-login")
+    expect(existsSync(join(outputDir, "opencode-home/data/opencode/auth.json"))).toBe(false)
 
     // The same decision and findings as the CLI run a pipeline would make on the same tree.
     const direct = await scenario.run({ args: ["--working-tree", "--base", "main"] })

@@ -67,4 +67,13 @@ to the output dir and prints the review. Progress goes to stderr. Exit 0 when th
 Model keys come from the environment variables your config's provider blocks reference (or the
 provider's usual variable, e.g. ANTHROPIC_API_KEY); nothing else of your environment reaches OpenCode.
 
-${common}`
+${common}
+Environment:
+  GITLAB_TOKEN            bot token (api scope) in a GitLab merge request pipeline;
+                          CI_JOB_TOKEN cannot post notes or approve
+  OPENCODE_REVIEWER_CONFIG
+                          configuration file when --config is not given
+  OPENCODE_REVIEWER_MODELS_TOP, _STANDARD, _LIGHT
+                          model chains (comma-separated, primary first) overriding the config
+  OPENCODE_BIN            the opencode binary to run (default: the one installed with this package)
+`

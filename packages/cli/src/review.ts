@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs"
-import { readFile, rm } from "node:fs/promises"
-import { join } from "node:path"
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises"
+import { dirname, join } from "node:path"
 import {
   childEnv,
   describeAttempt,
@@ -55,6 +55,9 @@ export async function runReview(prepared: Prepared, io: Io): Promise<Coordinator
   const home = await prepareOpencodeHome(join(prepared.outputDir, "opencode-home"))
   const submissionFile = join(plan.workDir, "submission.json")
   await rm(submissionFile, { force: true })
+  // /fullreview passes the user's own OpenCode credentials (`opencode auth login`) for this run
+  // only; the copy is removed when the run ends. CI never sets this.
+  const auth = await lendAuth(io.env.OPENCODE_REVIEWER_AUTH_FILE, home.data)
   const models = plan.agents.flatMap((agent) => agent.models)
   const { env, dropped } = childEnv({
     parent: io.env,
@@ -86,7 +89,10 @@ export async function runReview(prepared: Prepared, io: Io): Promise<Coordinator
     stopWhen: (event) => event.type === "tool_use" && event.part?.tool === "review_submit_review" && existsSync(submissionFile),
     shouldStop: () => existsSync(submissionFile),
     onProgress: (line) => io.stderr(`review: ${line}\n`),
-  }).finally(() => tail.stop())
+  }).finally(async () => {
+    tail.stop()
+    await auth.release()
+  })
   const submission = await readSubmission(submissionFile)
   const durationMs = Math.round(performance.now() - started)
   if (!result.ok && submission === null) {
@@ -94,6 +100,17 @@ export async function runReview(prepared: Prepared, io: Io): Promise<Coordinator
     throw new ReviewRunError(`the coordinator could not finish the review:\n  ${attempts.join("\n  ")}`, attempts, hintFor(result))
   }
   return { result, submission, durationMs }
+}
+
+async function lendAuth(source: string | undefined, dataDir: string): Promise<{ release(): Promise<void> }> {
+  const none = { release: async () => undefined }
+  if (!source) return none
+  const text = await readFile(source, "utf8").catch(() => null)
+  if (text === null) return none
+  const target = join(dataDir, "opencode", "auth.json")
+  await mkdir(dirname(target), { recursive: true })
+  await writeFile(target, text, { mode: 0o600 })
+  return { release: () => rm(target, { force: true }) }
 }
 
 async function readSubmission(file: string): Promise<Submission | null> {

@@ -44,7 +44,7 @@ export async function runFullReview(options: FullReviewOptions): Promise<FullRev
   if (base) argv.push("--base", base)
   const child = Bun.spawn(argv, {
     cwd: options.directory,
-    env: { ...options.env, PWD: options.directory },
+    env: { ...options.env, PWD: options.directory, ...userAuth(options.env) },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
@@ -107,6 +107,15 @@ export function baseFromArguments(text: string | undefined): string | undefined 
   const value = flag === -1 ? (words.length === 1 ? words[0] : undefined) : words[flag]!.startsWith("--base=") ? words[flag]!.slice(7) : words[flag + 1]
   // A ref name, never an option or something a shell would treat specially.
   return value !== undefined && /^[\w][\w./@^~-]*$/.test(value) ? value : undefined
+}
+
+// Keys from `opencode auth login` live in OpenCode's auth.json, which the review's isolated OpenCode
+// home would not see: the CLI borrows it for the run.
+function userAuth(env: Record<string, string | undefined>): Record<string, string> {
+  if (env.OPENCODE_REVIEWER_AUTH_FILE) return {}
+  const data = env.XDG_DATA_HOME || (env.HOME ? join(env.HOME, ".local/share") : null)
+  const file = data ? join(data, "opencode", "auth.json") : null
+  return file && existsSync(file) ? { OPENCODE_REVIEWER_AUTH_FILE: file } : {}
 }
 
 function progressTitle(line: string): string {
