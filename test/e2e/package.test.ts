@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises"
+import { mkdir, mkdtemp, readFile, readdir, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
@@ -6,24 +6,28 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { createOpencodeSandbox, gitEnv, runOpencode, text, toolCall, type OpencodeSandbox } from "@opencode-reviewer/testkit"
 import type { ReviewRecord } from "@opencode-reviewer/core"
 import { cleanUp, createScenario, sqlFinding } from "./harness"
+import { startLocalRegistry, type LocalRegistry } from "./npm-registry"
 
 // The published package, proven the way a pipeline uses it: `bun run pack` builds the tarball, a
-// fresh directory installs nothing but that tarball (npm dependencies come from the registry or
-// Bun's cache), and `bunx opencode-reviewer` runs there: help, errors, a whole review against the
+// local registry serves it as the published version, and `bunx opencode-reviewer@<version>` runs
+// from an empty directory with a fresh bunx install dir: help, errors, a whole review against the
 // scripted model with the package's own opencode binary, prompts and runtime plugin, and the
-// packaged /fullreview plugin inside a real opencode.
+// packaged /fullreview plugin inside a real opencode. Dependencies come from the real registry
+// (or Bun's cache); no install script runs, as under npm 11.
 
 const root = fileURLToPath(new URL("../../", import.meta.url))
 const manifest = JSON.parse(await readFile(join(root, "packages/cli/package.json"), "utf8")) as { version: string; dependencies: Record<string, string> }
 
 let fresh: string
+let installed: string
+let registry: LocalRegistry
 let sandbox: OpencodeSandbox
 
-// Asynchronous on purpose: the scripted model server lives in this process and must keep serving.
+// Asynchronous on purpose: the registry and the scripted model server live in this process.
 async function bunx(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
-  const child = Bun.spawn(["bunx", "opencode-reviewer", ...args], {
-    cwd: options.cwd ?? fresh,
-    env: { ...gitEnv(fresh), ...options.env },
+  const child = Bun.spawn(["bunx", `opencode-reviewer@${manifest.version}`, ...args], {
+    cwd: options.cwd ?? join(fresh, "work"),
+    env: { ...gitEnv(fresh), TMPDIR: join(fresh, "tmp"), BUN_CONFIG_REGISTRY: registry.url, ...options.env },
     stdout: "pipe",
     stderr: "pipe",
   })
@@ -35,33 +39,39 @@ beforeAll(async () => {
   const packed = Bun.spawnSync(["bun", "run", "pack"], { cwd: root, stdout: "pipe", stderr: "pipe" })
   if (packed.exitCode !== 0) throw new Error(`bun run pack failed: ${packed.stderr.toString()}`)
   fresh = await mkdtemp(join(tmpdir(), "ocr-fresh-"))
-  await writeFile(join(fresh, "package.json"), JSON.stringify({ name: "pipeline", private: true }))
-  const tarball = join(root, `dist/opencode-reviewer-${manifest.version}.tgz`)
-  // No trustedDependencies: opencode-ai's postinstall does not run, as under npm 11 or bunx.
-  const added = Bun.spawnSync(["bun", "add", tarball], { cwd: fresh, stdout: "pipe", stderr: "pipe" })
-  if (added.exitCode !== 0) throw new Error(`bun add failed: ${added.stderr.toString()}`)
+  await mkdir(join(fresh, "work"))
+  await mkdir(join(fresh, "tmp"))
+  registry = await startLocalRegistry({
+    tarball: join(root, `dist/opencode-reviewer-${manifest.version}.tgz`),
+    manifest: JSON.parse(await readFile(join(root, "dist/package/package.json"), "utf8")),
+  })
+  const first = await bunx(["--version"])
+  if (first.code !== 0) throw new Error(`bunx opencode-reviewer@${manifest.version} failed: ${first.stderr}`)
+  installed = join(fresh, "tmp", `bunx-${process.getuid?.() ?? 0}-opencode-reviewer@${manifest.version}`, "node_modules")
   sandbox = await createOpencodeSandbox()
 }, 180_000)
 
 afterAll(async () => {
   await cleanUp()
   await sandbox?.remove()
+  await registry?.close()
   if (fresh) await rm(fresh, { recursive: true, force: true })
 })
 
 describe("the npm package", () => {
   test("holds the bundles, prompts and demo, and depends on nothing but opencode-ai", async () => {
-    const installed = join(fresh, "node_modules/opencode-reviewer")
-    const published = JSON.parse(await readFile(join(installed, "package.json"), "utf8")) as Record<string, unknown>
+    expect(registry.requests).toContain(`/opencode-reviewer/-/opencode-reviewer-${manifest.version}.tgz`)
+    const pkg = join(installed, "opencode-reviewer")
+    const published = JSON.parse(await readFile(join(pkg, "package.json"), "utf8")) as Record<string, unknown>
     expect(published.dependencies).toEqual({ "opencode-ai": manifest.dependencies["opencode-ai"] })
     expect(published.version).toBe(manifest.version)
     expect(published.main).toBeUndefined()
-    expect((await readdir(installed)).sort()).toEqual(
+    expect((await readdir(pkg)).sort()).toEqual(
       ["LICENSE", "README.md", "cli.js", "comment-server.js", "demo", "fullreview-plugin.js", "package.json", "prompts", "runtime-plugin.js"].sort(),
     )
-    expect((await readdir(join(installed, "prompts"))).sort()).toEqual((await readdir(join(root, "prompts"))).sort())
+    expect((await readdir(join(pkg, "prompts"))).sort()).toEqual((await readdir(join(root, "prompts"))).sort())
     // The wrapper's own bin is still the stub: the package must not depend on its postinstall.
-    const stub = await readFile(join(fresh, "node_modules/opencode-ai/bin/opencode"), "utf8").catch(() => "")
+    const stub = await readFile(join(installed, "opencode-ai/bin/opencode"), "utf8").catch(() => "")
     expect(stub.length).toBeLessThan(10_000)
   })
 
@@ -90,8 +100,8 @@ describe("the npm package", () => {
     // Every planned reviewer ran through the packaged runtime plugin (none "did not run").
     expect(record.coverage.failedReviewers).toEqual([])
     const config = JSON.parse(await readFile(join(outputDir, "work/opencode.json"), "utf8")) as { plugin: string[]; mcp: { review: { command: string[] } } }
-    expect(config.plugin).toEqual([pathToFileURL(join(fresh, "node_modules/opencode-reviewer/runtime-plugin.js")).href])
-    expect(config.mcp.review.command[1]).toBe(join(fresh, "node_modules/opencode-reviewer/comment-server.js"))
+    expect(config.plugin).toEqual([pathToFileURL(join(installed, "opencode-reviewer/runtime-plugin.js")).href])
+    expect(config.mcp.review.command[1]).toBe(join(installed, "opencode-reviewer/comment-server.js"))
     // The coordinator's prompt is the packaged prompts' text.
     const coordinatorPrompt = await readFile(join(root, "prompts/coordinator.md"), "utf8")
     const system = scenario.server.requests.find((request) => request.model === "coordinator")?.system ?? ""
@@ -105,7 +115,7 @@ describe("the npm package", () => {
       (request) => (request.isTitle ? text("Full review") : request.toolResults.length === 0 ? toolCall("fullreview", {}) : text("Shown.")),
     )
     const config = {
-      plugin: [pathToFileURL(join(fresh, "node_modules/opencode-reviewer/fullreview-plugin.js")).href],
+      plugin: [pathToFileURL(join(installed, "opencode-reviewer/fullreview-plugin.js")).href],
       provider: { fake: { npm: "@ai-sdk/openai-compatible", options: { baseURL: scenario.server.url, apiKey: "k" }, models: { session: {} } } },
       model: "fake/session",
       small_model: "fake/session",
