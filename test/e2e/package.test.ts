@@ -1,5 +1,5 @@
 import { mkdir, mkdtemp, readFile, readdir, rm } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { homedir, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
@@ -65,11 +65,10 @@ describe("the npm package", () => {
     const published = JSON.parse(await readFile(join(pkg, "package.json"), "utf8")) as Record<string, unknown>
     expect(published.dependencies).toEqual({ "opencode-ai": manifest.dependencies["opencode-ai"] })
     expect(published.version).toBe(manifest.version)
-    expect(published.main).toBeUndefined()
-    expect((await readdir(pkg)).sort()).toEqual(
-      ["LICENSE", "README.md", "cli.js", "comment-server.js", "demo", "fullreview-plugin.js", "package.json", "prompts", "runtime-plugin.js"].sort(),
-    )
-    expect((await readdir(join(pkg, "prompts"))).sort()).toEqual((await readdir(join(root, "prompts"))).sort())
+    expect(published.main).toBe("./lib/fullreview-plugin.js")
+    expect((await readdir(pkg)).sort()).toEqual(["LICENSE", "README.md", "lib", "package.json"])
+    expect((await readdir(join(pkg, "lib"))).sort()).toEqual(["cli.js", "comment-server.js", "demo", "fullreview-plugin.js", "prompts", "runtime-plugin.js"])
+    expect((await readdir(join(pkg, "lib/prompts"))).sort()).toEqual((await readdir(join(root, "prompts"))).sort())
     // The wrapper's own bin is still the stub: the package must not depend on its postinstall.
     const stub = await readFile(join(installed, "opencode-ai/bin/opencode"), "utf8").catch(() => "")
     expect(stub.length).toBeLessThan(10_000)
@@ -100,39 +99,47 @@ describe("the npm package", () => {
     // Every planned reviewer ran through the packaged runtime plugin (none "did not run").
     expect(record.coverage.failedReviewers).toEqual([])
     const config = JSON.parse(await readFile(join(outputDir, "work/opencode.json"), "utf8")) as { plugin: string[]; mcp: { review: { command: string[] } } }
-    expect(config.plugin).toEqual([pathToFileURL(join(installed, "opencode-reviewer/runtime-plugin.js")).href])
-    expect(config.mcp.review.command[1]).toBe(join(installed, "opencode-reviewer/comment-server.js"))
+    expect(config.plugin).toEqual([pathToFileURL(join(installed, "opencode-reviewer/lib/runtime-plugin.js")).href])
+    expect(config.mcp.review.command[1]).toBe(join(installed, "opencode-reviewer/lib/comment-server.js"))
     // The coordinator's prompt is the packaged prompts' text.
     const coordinatorPrompt = await readFile(join(root, "prompts/coordinator.md"), "utf8")
     const system = scenario.server.requests.find((request) => request.model === "coordinator")?.system ?? ""
     expect(system).toContain(coordinatorPrompt.split("\n").find((line) => line.trim().length > 40)!.trim())
   }, 120_000)
 
-  test("runs /fullreview from the packaged plugin", async () => {
+  test("runs /fullreview with the one documented setup step: the package as an npm plugin spec", async () => {
     const scenario = await createScenario()
     scenario.server.rule(
       (request) => request.model === "session",
       (request) => (request.isTitle ? text("Full review") : request.toolResults.length === 0 ? toolCall("fullreview", {}) : text("Shown.")),
     )
     const config = {
-      plugin: [pathToFileURL(join(installed, "opencode-reviewer/fullreview-plugin.js")).href],
+      plugin: [`opencode-reviewer@${manifest.version}`],
       provider: { fake: { npm: "@ai-sdk/openai-compatible", options: { baseURL: scenario.server.url, apiKey: "k" }, models: { session: {} } } },
       model: "fake/session",
       small_model: "fake/session",
     }
-    const run = await runOpencode(sandbox, ["run", "--format", "json", "--command", "fullreview"], {
-      cwd: scenario.repo.dir,
-      env: { ...gitEnv(scenario.repo.dir), OPENCODE_CONFIG_CONTENT: JSON.stringify(config), OPENCODE_REVIEWER_CONFIG: scenario.configFile },
-      timeoutMs: 120_000,
-    })
+    const env = {
+      ...gitEnv(scenario.repo.dir),
+      OPENCODE_CONFIG_CONTENT: JSON.stringify(config),
+      OPENCODE_REVIEWER_CONFIG: scenario.configFile,
+      // OpenCode installs npm plugins with its built-in npm: from our registry, through npm's own cache.
+      npm_config_registry: registry.url,
+      npm_config_offline: "false",
+      npm_config_cache: join(homedir(), ".npm"),
+    }
+    const run = await runOpencode(sandbox, ["run", "--format", "json", "--command", "fullreview"], { cwd: scenario.repo.dir, env, timeoutMs: 240_000 })
     expect(run.code, run.stderr).toBe(0)
     const tool = run.stdout
       .split("\n")
       .filter(Boolean)
       .map((line) => JSON.parse(line) as { part?: { tool?: string; state?: { status: string; output?: string; metadata?: Record<string, unknown> } } })
       .find((line) => line.part?.tool === "fullreview")?.part
-    expect(tool?.state?.status, JSON.stringify(tool)).toBe("completed")
+    expect(tool?.state?.status, `${JSON.stringify(tool)}\n${run.stderr.slice(-2000)}`).toBe("completed")
     expect(tool?.state?.output).toContain(sqlFinding.title)
     expect(tool?.state?.metadata).toMatchObject({ decision: "significant_concerns", exitCode: 2 })
-  }, 150_000)
+    // The plugin OpenCode ran is the published one, installed from the registry.
+    const cached = join(sandbox.root, "cache/opencode/packages", `opencode-reviewer@${manifest.version}`, "node_modules/opencode-reviewer/package.json")
+    expect(JSON.parse(await readFile(cached, "utf8")).version).toBe(manifest.version)
+  }, 300_000)
 })

@@ -17,6 +17,8 @@ beforeAll(() => {
       if (path === "/plain") return new Response(template, { headers: { "content-type": "text/plain" } })
       if (path === "/missing") return new Response("not here", { status: 404 })
       if (path === "/html") return new Response("<html>login</html>", { headers: { "content-type": "text/html" } })
+      if (path === "/big-html") return new Response(`<html>${"x".repeat(5000)}</html>`, { headers: { "content-type": "text/html; charset=utf-8" } })
+      if (path === "/empty") return new Response(" \n\n", { headers: { "content-type": "text/markdown" } })
       if (path === "/big") return new Response("x".repeat(5000), { headers: { "content-type": "text/markdown" } })
       if (path === "/big-stream") {
         // No content-length: the size is only known while reading (8 KiB in 1 KiB chunks).
@@ -29,7 +31,6 @@ beforeAll(() => {
         })
         return new Response(body, { headers: { "content-type": "text/markdown" } })
       }
-      if (path === "/hang") return new Promise<Response>((resolve) => hanging.push(() => resolve(new Response("late"))))
       if (path === "/hang-body") {
         const body = new ReadableStream({
           start(controller) {
@@ -77,8 +78,13 @@ describe("fetchTemplate", () => {
     expect(await failure(fetchTemplate(`${base}/missing`))).toBe("HTTP 404")
   })
 
-  test("fails on a content type that is not Markdown or text", async () => {
+  test("fails on a content type that is not Markdown or text, even when the page is also over the cap", async () => {
     expect(await failure(fetchTemplate(`${base}/html`))).toBe("content type text/html is not Markdown or plain text")
+    expect(await failure(fetchTemplate(`${base}/big-html`, { maxBytes: 4096 }))).toBe("content type text/html is not Markdown or plain text")
+  })
+
+  test("fails on an empty template", async () => {
+    expect(await failure(fetchTemplate(`${base}/empty`))).toBe("the template is empty")
   })
 
   test("fails on a body over the size cap, declared or streamed", async () => {
@@ -86,10 +92,11 @@ describe("fetchTemplate", () => {
     expect(await failure(fetchTemplate(`${base}/big-stream`, { maxBytes: 4096 }))).toBe("the template is over the 4096-byte limit")
   })
 
-  test("gives up on a server that never answers, and on a body that stalls, at the timeout", async () => {
+  test("gives up on a body that stalls at the timeout, and stops when the review is cancelled", async () => {
     // The message comes only from the fetch's own deadline timer (the server never finishes).
-    expect(await failure(fetchTemplate(`${base}/hang`, { timeoutMs: 150 }))).toBe("no complete answer within 150 ms")
+    // (Hangs, stalls and aborts in general are core's fetch-text tests; these are the template's words.)
     expect(await failure(fetchTemplate(`${base}/hang-body`, { timeoutMs: 150 }))).toBe("no complete answer within 150 ms")
+    expect(await failure(fetchTemplate(`${base}/ok.md`, { signal: AbortSignal.abort() }))).toBe("the fetch was cancelled")
   })
 
   test("refuses URLs that are not http(s)", async () => {

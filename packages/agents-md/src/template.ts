@@ -1,6 +1,9 @@
 // Fetching the organisation's AGENTS.md template (config `agentsMdTemplateUrl`). A template is a
 // reference document, so anything odd about the answer (slow, big, not text) makes the fetch fail;
-// the plugin turns that failure into a warning and the review goes on without it.
+// the plugin turns that failure into a warning and the review goes on without it. The bounded GET
+// itself is core's fetchText; this file is the template's policy on top of it.
+
+import { fetchText, type FetchTextOptions } from "@opencode-reviewer/core/fetch-text"
 
 /** Limits of one template fetch. */
 export interface TemplateFetchOptions {
@@ -9,7 +12,7 @@ export interface TemplateFetchOptions {
   /** Largest body accepted, in bytes. Default 64 KiB. */
   maxBytes?: number
   signal?: AbortSignal
-  fetch?: typeof fetch
+  fetch?: FetchTextOptions["fetch"]
 }
 
 export const templateDefaults = { timeoutMs: 3000, maxBytes: 64 * 1024 } as const
@@ -26,8 +29,8 @@ const textTypes = /^(?:text\/(?:markdown|x-markdown|plain)|application\/octet-st
 
 /**
  * GETs the template and returns its text. Throws TemplateFetchError on a non-http(s) URL, a non-2xx
- * status, a content type that is not Markdown or plain text, a body over `maxBytes`, or no complete
- * answer within `timeoutMs`.
+ * status, a content type that is not Markdown or plain text, a body over `maxBytes`, an empty body,
+ * or no complete answer within `timeoutMs`.
  */
 export async function fetchTemplate(url: string, options: TemplateFetchOptions = {}): Promise<string> {
   const timeoutMs = options.timeoutMs ?? templateDefaults.timeoutMs
@@ -40,67 +43,41 @@ export async function fetchTemplate(url: string, options: TemplateFetchOptions =
   }
   if (parsed.protocol !== "https:" && parsed.protocol !== "http:") throw new TemplateFetchError(`${parsed.protocol} URLs are not fetched; use http(s)`)
 
-  const timeout = new AbortController()
-  const timer = setTimeout(() => timeout.abort(new TemplateFetchError(`no complete answer within ${timeoutMs} ms`)), timeoutMs)
-  const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal
-  // Whichever comes first: the answer, or the deadline (a body that stalls must not hold the review).
-  const deadline = new Promise<never>((_, reject) => {
-    const fail = () => reject(signal.reason instanceof TemplateFetchError ? signal.reason : new TemplateFetchError("the fetch was cancelled", { cause: signal.reason }))
-    if (signal.aborted) fail()
-    else signal.addEventListener("abort", fail, { once: true })
+  const fetched = await fetchText(parsed.href, {
+    timeoutMs,
+    maxBytes,
+    accept: "text/markdown, text/plain;q=0.9",
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
   })
-  deadline.catch(() => undefined)
-  try {
-    return await Promise.race([read(parsed, maxBytes, signal, options.fetch ?? fetch), deadline])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
-async function read(url: URL, maxBytes: number, signal: AbortSignal, fetcher: typeof fetch): Promise<string> {
-  let response: Response
-  try {
-    response = await fetcher(url, { signal, headers: { accept: "text/markdown, text/plain;q=0.9" }, redirect: "follow" })
-  } catch (error) {
-    if (signal.aborted) throw signal.reason instanceof TemplateFetchError ? signal.reason : new TemplateFetchError("the fetch was cancelled")
-    throw new TemplateFetchError(`the request failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
-  }
-  if (!response.ok) {
-    await response.body?.cancel().catch(() => undefined)
-    throw new TemplateFetchError(`HTTP ${response.status}`)
-  }
-  const type = response.headers.get("content-type")
-  if (type !== null && type.trim() !== "" && !textTypes.test(type.trim())) {
-    await response.body?.cancel().catch(() => undefined)
-    throw new TemplateFetchError(`content type ${type.split(";")[0]!.trim()} is not Markdown or plain text`)
-  }
-  const declared = Number(response.headers.get("content-length") ?? Number.NaN)
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await response.body?.cancel().catch(() => undefined)
-    throw new TemplateFetchError(`the template is ${declared} bytes, over the ${maxBytes}-byte limit`)
-  }
-  const chunks: Uint8Array[] = []
-  let size = 0
-  if (response.body) {
-    const reader = response.body.getReader()
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) break
-      size += value.byteLength
-      if (size > maxBytes) {
-        await reader.cancel().catch(() => undefined)
-        throw new TemplateFetchError(`the template is over the ${maxBytes}-byte limit`)
-      }
-      chunks.push(value)
+  if (!fetched.ok) {
+    const { problem } = fetched
+    switch (problem.kind) {
+      case "status":
+        throw new TemplateFetchError(`HTTP ${problem.status}`)
+      case "too-large":
+        // A login page or other HTML says more by its type than by its size.
+        refuseType(problem.contentType)
+        throw new TemplateFetchError(
+          problem.declaredBytes !== undefined
+            ? `the template is ${problem.declaredBytes} bytes, over the ${maxBytes}-byte limit`
+            : `the template is over the ${maxBytes}-byte limit`,
+        )
+      case "timeout":
+        throw new TemplateFetchError(`no complete answer within ${timeoutMs} ms`)
+      case "aborted":
+        throw new TemplateFetchError("the fetch was cancelled", { cause: options.signal?.reason })
+      case "network":
+        throw new TemplateFetchError(`the request failed: ${problem.message}`)
+      case "url":
+        throw new TemplateFetchError("the URL is not valid")
     }
   }
-  const bytes = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  const text = new TextDecoder().decode(bytes)
-  if (text.trim() === "") throw new TemplateFetchError("the template is empty")
-  return text
+  refuseType(fetched.contentType)
+  if (fetched.text.trim() === "") throw new TemplateFetchError("the template is empty")
+  return fetched.text
+}
+
+function refuseType(type: string): void {
+  if (type.trim() !== "" && !textTypes.test(type.trim())) throw new TemplateFetchError(`content type ${type.split(";")[0]!.trim()} is not Markdown or plain text`)
 }

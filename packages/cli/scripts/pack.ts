@@ -12,6 +12,9 @@ import { fileURLToPath } from "node:url"
 const root = fileURLToPath(new URL("../../../", import.meta.url))
 const cliDir = join(root, "packages/cli")
 const out = join(root, "dist/package")
+// Code and assets live in lib/: OpenCode loads a package's `main` in place of any plugin file given
+// by path in the same directory as that package.json, so the runtime plugin must not sit beside it.
+const lib = join(out, "lib")
 const manifest = JSON.parse(await readFile(join(cliDir, "package.json"), "utf8")) as {
   name: string
   version: string
@@ -27,7 +30,7 @@ const entries: { source: string; name: string; shebang?: boolean }[] = [
 ]
 
 await rm(out, { recursive: true, force: true })
-await mkdir(out, { recursive: true })
+await mkdir(lib, { recursive: true })
 for (const entry of entries) {
   const result = await Bun.build({
     entrypoints: [entry.source],
@@ -45,10 +48,10 @@ for (const entry of entries) {
   const [output, ...extra] = result.outputs
   if (!output || extra.length > 0) throw new Error(`${entry.source} produced ${result.outputs.length} files; expected one`)
   const code = (await output.text()).replace(/^#!.*\n/, "")
-  await writeFile(join(out, entry.name), entry.shebang ? `#!/usr/bin/env bun\n${code}` : code, { mode: entry.shebang ? 0o755 : 0o644 })
+  await writeFile(join(lib, entry.name), entry.shebang ? `#!/usr/bin/env bun\n${code}` : code, { mode: entry.shebang ? 0o755 : 0o644 })
 }
-await cp(join(root, "prompts"), join(out, "prompts"), { recursive: true })
-await cp(join(cliDir, "demo"), join(out, "demo"), { recursive: true })
+await cp(join(root, "prompts"), join(lib, "prompts"), { recursive: true })
+await cp(join(cliDir, "demo"), join(lib, "demo"), { recursive: true })
 await cp(join(root, "LICENSE"), join(out, "LICENSE"))
 await cp(join(cliDir, "README.md"), join(out, "README.md"))
 
@@ -59,12 +62,11 @@ const published = {
   license: "MIT",
   type: "module",
   keywords: ["code-review", "opencode", "gitlab", "merge-request", "ai"],
-  bin: { "opencode-reviewer": "./cli.js" },
-  // The package's export is the /fullreview OpenCode plugin: `"plugin": ["opencode-reviewer"]`. No
-  // `main`: OpenCode loads a package's `main` instead of the plugin file given by path inside it,
-  // which would swap the coordinator's runtime plugin for this one.
-  exports: { ".": "./fullreview-plugin.js", "./cli": "./cli.js", "./package.json": "./package.json" },
-  files: ["cli.js", "comment-server.js", "runtime-plugin.js", "fullreview-plugin.js", "prompts/", "demo/", "LICENSE", "README.md"],
+  bin: { "opencode-reviewer": "./lib/cli.js" },
+  // `"plugin": ["opencode-reviewer"]` in opencode.json loads `main`: the /fullreview plugin.
+  main: "./lib/fullreview-plugin.js",
+  exports: { ".": "./lib/fullreview-plugin.js", "./package.json": "./package.json" },
+  files: ["lib/", "LICENSE", "README.md"],
   engines: { bun: ">=1.3.0" },
   dependencies: { "opencode-ai": manifest.dependencies["opencode-ai"] },
 }

@@ -158,6 +158,7 @@ describe("a bad remote document is ignored with a warning", () => {
       () => (controlPlane.serve({ reviewers: { security: { model: "gpt-5.4" } } }), controlPlane.url),
       /: invalid document: reviewers\.security\.model: /,
     ],
+    ["a document over the 1 MiB cap", () => (controlPlane.answer(200, `{"pad":"${"x".repeat(1024 * 1024)}"}`), controlPlane.url), /: the document is larger than 1048576 bytes$/],
     ["a server that never answers", () => (controlPlane.hang(), controlPlane.url), new RegExp(`: no answer within ${timeoutMs} ms$`)],
     ["a refused connection", () => refusedUrl(), /: request failed: /],
   ]
