@@ -50,7 +50,8 @@ export function agentsMdPlugin(options: AgentsMdPluginOptions): ReviewPlugin {
       }
       log.debug({ findings: gathered.findings.length, root: gathered.root !== null, template: gathered.template !== null }, "AGENTS.md inputs gathered")
       if (template.status === "rejected") {
-        throw new Error(`AGENTS.md template ${shownUrl(options.templateUrl!)} not used: ${describe(template.reason)}`, { cause: template.reason })
+        // The reason is in the message already; as a `cause` too, the log would print it twice.
+        throw new Error(`AGENTS.md template ${shownUrl(options.templateUrl!)} not used: ${describe(template.reason)}`)
       }
     },
     async configure(context) {
