@@ -2,15 +2,15 @@ import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
 import { findingsReply, startGitlabFake, type GitlabFake } from "@opencode-reviewer/testkit"
-import { cleanUp, cleanups, createScenario, specialists, sqlFinding, type Scenario } from "./harness"
+import { cleanUp, cleanups, createScenario, loginSource, specialists, sqlFinding, type Scenario, type ScenarioOptions } from "./harness"
 
 // `opencode-reviewer review` in a GitLab merge request pipeline: the real opencode binary, the
 // scripted model, and the GitLab fake built to the REST contract.
 
 afterEach(cleanUp)
 
-async function gitlabScenario(options: { description?: string } = {}): Promise<{ scenario: Scenario; fake: GitlabFake; env: Record<string, string> }> {
-  const scenario = await createScenario()
+async function gitlabScenario(options: { description?: string; scenario?: ScenarioOptions } = {}): Promise<{ scenario: Scenario; fake: GitlabFake; env: Record<string, string> }> {
+  const scenario = await createScenario(options.scenario)
   const fake = await startGitlabFake({
     repoDir: scenario.repo.dir,
     sourceBranch: "feature",
@@ -51,6 +51,36 @@ describe("opencode-reviewer review on GitLab", () => {
     for (const file of ["review.json", "review.md", "gl-code-quality-report.json", "review.sarif"]) {
       expect(await readFile(join(scenario.outputDir, file), "utf8"), file).toBeTruthy()
     }
+  })
+
+  test("standards come from the target branch through the tree API, and AGENTS.md code findings become threads", async () => {
+    const standard = "---\nid: ENG-001\ntitle: Bound SQL parameters\npaths: [src/**]\n---\nEvery SQL query MUST pass user input as bound parameters.\n"
+    const { scenario, fake, env } = await gitlabScenario({
+      scenario: {
+        baseFiles: { "docs/standards/ENG-001.md": standard, "AGENTS.md": "# AGENTS.md\n\n- Run `bun test` before pushing.\n" },
+        files: { "src/auth/login.ts": loginSource, "AGENTS.md": "# AGENTS.md\n\n- Write clean code.\n- Follow best practices.\n" },
+        config: { standards: "docs/standards" },
+      },
+    })
+    const run = await scenario.run({ env })
+    expect(run.code, run.stderr).toBe(2)
+    expect(run.stderr).not.toContain("warning: standards")
+    expect(fake.state.requests.some((request) => request.path.includes("/repository/tree"))).toBe(true)
+    const compliance = scenario.server.requests.find((request) => request.model === "compliance" && !request.isTitle)!
+    expect(compliance.system).toContain("Every SQL query MUST pass user input as bound parameters.")
+    // The base branch's AGENTS.md reached the agents, not the MR's rewrite of it.
+    expect(compliance.system).toContain("Run `bun test` before pushing.")
+    expect(compliance.system).not.toContain("Write clean code.")
+
+    const threads = fake.state.discussions.filter((discussion) => !discussion.individualNote)
+    const positions = threads.map((thread) => [thread.notes[0]!.position?.new_path, thread.notes[0]!.position?.new_line]).sort()
+    expect(positions).toEqual([["AGENTS.md", 3], ["src/auth/login.ts", 2]])
+    const agentsThread = threads.find((thread) => thread.notes[0]!.position?.new_path === "AGENTS.md")!
+    expect(agentsThread.notes[0]!.body).toContain("Write clean code.")
+    // A re-run on the same head keeps both threads and adds none.
+    const again = await scenario.run({ env })
+    expect(again.code, again.stderr).toBe(2)
+    expect(fake.state.discussions.filter((discussion) => !discussion.individualNote)).toHaveLength(2)
   })
 
   test("a re-run on the same head edits the same note and opens no new thread", async () => {
