@@ -1,3 +1,5 @@
+import { severityOrder, type Severity } from "./finding"
+
 /** Formatting shared by the review renderers (terminal, markdown, GitLab summary). */
 
 /** "42s" under a minute, else "3m 09s". */
@@ -51,4 +53,19 @@ export interface UsageTotals {
   cacheRead: number
   cacheWrite: number
   costUsd: number
+}
+
+/** "1 file", "3 files". */
+export function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`
+}
+
+/** "no findings", or "3 findings (1 critical, 2 suggestion)". */
+export function countFindings(findings: readonly { severity: Severity }[]): string {
+  if (findings.length === 0) return "no findings"
+  const parts = severityOrder
+    .map((severity) => [severity, findings.filter((finding) => finding.severity === severity).length] as const)
+    .filter(([, count]) => count > 0)
+    .map(([severity, count]) => `${count} ${severity}`)
+  return `${plural(findings.length, "finding")} (${parts.join(", ")})`
 }

@@ -1,4 +1,5 @@
 import * as z from "zod"
+import { plural } from "./format"
 
 /** How much review a change gets: trivial (2 agents), lite (4), full (7+). */
 export const Tier = z.enum(["trivial", "lite", "full"])
@@ -54,8 +55,5 @@ export function assessRisk(files: readonly RiskFile[], rules: RiskRules): Assess
   return full([`${size} (above the lite limits of ${rules.lite.lines} lines and ${rules.lite.files} files)`])
 }
 
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? "" : "s"}`
-}
 
 export * as Risk from "./risk"

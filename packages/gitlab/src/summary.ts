@@ -1,4 +1,4 @@
-import { findingLocation, formatDuration, formatNumber, inlineCode, oneLine, reviewUsageTotal } from "@opencode-reviewer/core"
+import { countFindings, findingLocation, formatDuration, formatNumber, inlineCode, oneLine, plural, reviewUsageTotal, severityOrder } from "@opencode-reviewer/core"
 import type { Decision, ReviewFinding, ReviewRecord, Severity } from "@opencode-reviewer/core"
 import type { UnreviewedFile } from "./api-diff"
 
@@ -114,7 +114,6 @@ const threadLabels: Record<InlineFinding["thread"], string> = {
   resolved: "thread resolved by a reviewer",
   reopened: "thread reopened: it got worse",
 }
-const severities: readonly Severity[] = ["critical", "warning", "suggestion"]
 
 function warnings(input: SummaryInput): { title: string; text: string }[] {
   const { record } = input
@@ -151,16 +150,7 @@ function noFindings(input: SummaryInput): string {
 }
 
 function sorted<T>(items: readonly T[], finding: (item: T) => ReviewFinding): T[] {
-  return severities.flatMap((severity) => items.filter((item) => finding(item).severity === severity))
-}
-
-function countFindings(findings: readonly ReviewFinding[]): string {
-  if (findings.length === 0) return "no findings"
-  const parts = severities
-    .map((severity) => [severity, findings.filter((finding) => finding.severity === severity).length] as const)
-    .filter(([, count]) => count > 0)
-    .map(([severity, count]) => `${count} ${severity}`)
-  return `${plural(findings.length, "finding")} (${parts.join(", ")})`
+  return severityOrder.flatMap((severity) => items.filter((item) => finding(item).severity === severity))
 }
 
 function footer(record: ReviewRecord): string {
@@ -168,10 +158,6 @@ function footer(record: ReviewRecord): string {
   const tokens = totals.input + totals.output + totals.cacheRead + totals.cacheWrite
   const tokenText = tokens > 0 ? ` · ${formatNumber(totals.input)} tokens in, ${formatNumber(totals.output)} out, ${formatNumber(totals.cacheRead)} cache read` : ""
   return `Cost ${dollars(record.usage.costUsd)} · ${formatDuration(record.durationMs)}${tokenText} · opencode-reviewer`
-}
-
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? "" : "s"}`
 }
 
 // "USD", not "$": GitLab reads "$5" as a snippet reference, and the neutraliser quotes it as code.

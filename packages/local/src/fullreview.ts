@@ -122,6 +122,7 @@ function progressTitle(line: string): string {
   return `fullreview: ${line.replace(/^review:\s*/, "").trim()}`.slice(0, 120)
 }
 
+// Keeps the last 200 lines: enough for the error tail, bounded however chatty the review is.
 async function readLines(stream: ReadableStream<Uint8Array>, onLine: (line: string) => void): Promise<string[]> {
   const lines: string[] = []
   const decoder = new TextDecoder()
@@ -132,9 +133,10 @@ async function readLines(stream: ReadableStream<Uint8Array>, onLine: (line: stri
     pending = parts.pop() ?? ""
     for (const line of parts) {
       lines.push(line)
+      if (lines.length > 200) lines.shift()
       if (line.trim() !== "") onLine(line)
     }
   }
   if (pending !== "") lines.push(pending)
-  return lines.slice(-200)
+  return lines
 }

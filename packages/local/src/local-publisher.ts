@@ -1,7 +1,7 @@
-import { findingLocation, formatDuration, formatNumber, inlineCode, oneLine, reviewUsageTotal } from "@opencode-reviewer/core"
+import { countFindings, findingLocation, formatDuration, formatNumber, inlineCode, oneLine, plural, reviewUsageTotal, severityOrder } from "@opencode-reviewer/core"
 import { mkdir, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
-import type { Decision, ReviewFinding, ReviewRecord, Severity } from "@opencode-reviewer/core"
+import type { Decision, ReviewRecord, Severity } from "@opencode-reviewer/core"
 
 /** Where the local reports go and how the terminal summary is printed. */
 export interface LocalPublishOptions {
@@ -38,7 +38,7 @@ export function renderMarkdown(record: ReviewRecord): string {
 
   lines.push("## Findings", "")
   if (record.findings.length === 0) lines.push(noFindings(record), "")
-  for (const severity of severities) {
+  for (const severity of severityOrder) {
     const group = record.findings.filter((finding) => finding.severity === severity)
     if (group.length === 0) continue
     lines.push(`### ${severityLabels[severity]} (${group.length})`, "")
@@ -83,7 +83,7 @@ export function renderTerminal(record: ReviewRecord, reportFile: string | null =
   for (const warning of warnings(record)) lines.push(`${warning.title} ${warning.text}`)
   lines.push("", ...record.summary.trim().split("\n").map((line) => `  ${line}`), "")
   if (record.findings.length === 0) lines.push(noFindings(record))
-  const sorted = severities.flatMap((severity) => record.findings.filter((finding) => finding.severity === severity))
+  const sorted = severityOrder.flatMap((severity) => record.findings.filter((finding) => finding.severity === severity))
   const width = Math.max(0, ...sorted.map((finding) => findingLocation(finding).length))
   for (const finding of sorted) {
     lines.push(`  ${finding.severity.padEnd(10)} ${findingLocation(finding).padEnd(width)}  ${oneLine(finding.title)} [${finding.category}]`)
@@ -96,7 +96,6 @@ export function renderTerminal(record: ReviewRecord, reportFile: string | null =
   return lines.join("\n") + "\n"
 }
 
-const severities: readonly Severity[] = ["critical", "warning", "suggestion"]
 const severityLabels: Record<Severity, string> = { critical: "Critical", warning: "Warnings", suggestion: "Suggestions" }
 const decisionLabels: Record<Decision, string> = {
   approved: "approved",
@@ -132,19 +131,6 @@ function noFindings(record: ReviewRecord): string {
     return "No findings from the reviewers that finished. The failed reviewers' areas were not reviewed, so this is not a clean result."
   }
   return "No findings."
-}
-
-function countFindings(findings: readonly ReviewFinding[]): string {
-  if (findings.length === 0) return "no findings"
-  const parts = severities
-    .map((severity) => [severity, findings.filter((finding) => finding.severity === severity).length] as const)
-    .filter(([, count]) => count > 0)
-    .map(([severity, count]) => `${count} ${severity}`)
-  return `${plural(findings.length, "finding")} (${parts.join(", ")})`
-}
-
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? "" : "s"}`
 }
 
 function footer(record: ReviewRecord): string {
