@@ -1,38 +1,14 @@
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
-import { findingsReply, startGitlabFake, type GitlabFake } from "@opencode-reviewer/testkit"
-import { cleanUp, cleanups, createScenario, loginSource, specialists, sqlFinding, type Scenario, type ScenarioOptions } from "./harness"
+import { findingsReply } from "@opencode-reviewer/testkit"
+import { botNotes, cleanUp, gitlabScenario, loginSource, specialists, sqlFinding } from "./harness"
 
 // `opencode-reviewer review` in a GitLab merge request pipeline: the real opencode binary, the
 // scripted model, and the GitLab fake built to the REST contract.
 
 afterEach(cleanUp)
 
-async function gitlabScenario(options: { description?: string; scenario?: ScenarioOptions } = {}): Promise<{ scenario: Scenario; fake: GitlabFake; env: Record<string, string> }> {
-  const scenario = await createScenario(options.scenario)
-  const fake = await startGitlabFake({
-    repoDir: scenario.repo.dir,
-    sourceBranch: "feature",
-    targetBranch: "main",
-    title: "Add login",
-    ...(options.description ? { description: options.description } : {}),
-  })
-  cleanups.push(() => fake.close())
-  const env = {
-    CI: "true",
-    CI_PIPELINE_SOURCE: "merge_request_event",
-    CI_SERVER_URL: fake.url,
-    CI_API_V4_URL: fake.apiUrl,
-    CI_MERGE_REQUEST_PROJECT_ID: String(fake.projectId),
-    CI_MERGE_REQUEST_IID: String(fake.iid),
-    GITLAB_TOKEN: fake.tokens.bot,
-    CI_JOB_TOKEN: fake.tokens.job,
-  }
-  return { scenario, fake, env }
-}
-
-const botNotes = (fake: GitlabFake) => fake.state.notes.filter((note) => !note.system && note.author.username !== "alice")
 
 describe("opencode-reviewer review on GitLab", () => {
   test("a critical finding: one summary note, one thread at the right line, request changes, exit 2", async () => {

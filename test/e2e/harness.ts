@@ -14,6 +14,8 @@ import {
   type RecordedRequest,
   type Reply,
   type TempRepo,
+  startGitlabFake,
+  type GitlabFake,
 } from "@opencode-reviewer/testkit"
 
 // Shared by the end-to-end review suites: a temp repo with a change, the scripted model playing a
@@ -159,4 +161,43 @@ export async function createScenario(options: ScenarioOptions = {}): Promise<Sce
       return { code, stdout, stderr, record }
     },
   }
+}
+
+/** A scenario whose change is merge request !7 of a GitLab fake, with the CI variables of its pipeline. */
+export async function gitlabScenario(options: { description?: string; scenario?: ScenarioOptions } = {}): Promise<{ scenario: Scenario; fake: GitlabFake; env: Record<string, string> }> {
+  const scenario = await createScenario(options.scenario)
+  const fake = await startGitlabFake({
+    repoDir: scenario.repo.dir,
+    sourceBranch: "feature",
+    targetBranch: "main",
+    title: "Add login",
+    ...(options.description ? { description: options.description } : {}),
+  })
+  cleanups.push(() => fake.close())
+  const env = {
+    CI: "true",
+    CI_PIPELINE_SOURCE: "merge_request_event",
+    CI_SERVER_URL: fake.url,
+    CI_API_V4_URL: fake.apiUrl,
+    CI_MERGE_REQUEST_PROJECT_ID: String(fake.projectId),
+    CI_MERGE_REQUEST_IID: String(fake.iid),
+    GITLAB_TOKEN: fake.tokens.bot,
+    CI_JOB_TOKEN: fake.tokens.job,
+  }
+  return { scenario, fake, env }
+}
+
+/** Every note the bot (not the MR author, not GitLab) stored on the fake. */
+export function botNotes(fake: GitlabFake) {
+  return fake.state.notes.filter((note) => !note.system && note.author.username !== "alice")
+}
+
+/** The bot's summary notes (there must only ever be one). */
+export function summaryNotes(fake: GitlabFake) {
+  return botNotes(fake).filter((note) => note.body.includes("opencode-reviewer:summary"))
+}
+
+/** Inline threads (not plain comments) on the fake. */
+export function threads(fake: GitlabFake) {
+  return fake.state.discussions.filter((discussion) => !discussion.individualNote)
 }

@@ -35,7 +35,7 @@ describe("opencode-reviewer review", () => {
       breakGlass: false,
       injectionSuspected: false,
       findings: [{ id: "f1", reviewer: "security", severity: "critical", file: "src/auth/login.ts", line: 2, status: "new" }],
-      coverage: { reviewedFiles: 1, filtered: [], failedReviewers: [] },
+      coverage: { reviewedFiles: 1, filtered: [], failedReviewers: [], complete: true, unjudgedFindings: 0 },
     })
     // Per-agent tokens are what the model server sent (input excludes the cached part).
     for (const name of ["security", "code-quality", "performance", "compliance", "documentation", "agents-md"]) {

@@ -1,4 +1,4 @@
-import { ReviewError } from "@opencode-reviewer/core"
+import { ReviewError, type ReviewRecord } from "@opencode-reviewer/core"
 
 /** The command line itself is wrong; the message says what to type instead. */
 export class CliUsageError extends ReviewError<{ command: string | null }> {
@@ -24,4 +24,26 @@ export function formatError(error: unknown): string {
   }
   const detail = error instanceof Error ? (error.stack ?? error.message) : String(error)
   return `error: internal error, please report it with the output below\n${detail}\n`
+}
+
+/** The review ran and was published as not approved, but too much of it did not run to count. */
+export class ReviewIncompleteError extends ReviewError<{ missing: { name: string; error: string }[]; hint: string }> {
+  constructor(record: ReviewRecord) {
+    const missing = record.coverage.failedReviewers
+    const reasons = record.reasons.filter((reason) => reason.startsWith("the review is incomplete"))
+    super("ReviewIncompleteError", `${reasons[0] ?? "the review is incomplete"}; review.json and review.md say what ran`, { missing, hint: incompleteHint(missing) })
+  }
+}
+
+// The runtime reports a reviewer's error as describeError formats it ("APIError 401: …"); a status
+// there is the one fact a person can act on.
+function incompleteHint(missing: readonly { error: string }[]): string {
+  const statuses = missing.map((reviewer) => /^\w+ (\d{3})\b/.exec(reviewer.error)?.[1]).filter((status) => status !== undefined)
+  if (statuses.some((status) => status === "401" || status === "403")) {
+    return "a provider refused the credentials (HTTP 401/403): check the API key your provider block references (or the provider's usual key variable, e.g. ANTHROPIC_API_KEY) and that it may use the reviewers' models"
+  }
+  if (missing.some((reviewer) => reviewer.error === "did not run")) {
+    return "the coordinator did not run every planned reviewer; re-run the job, and run with --verbose to see the coordinator's tool calls"
+  }
+  return "re-run the job once the providers answer again; the failing reviewers and their errors are listed in review.md"
 }

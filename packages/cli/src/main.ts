@@ -12,6 +12,7 @@ import {
   ChangeReadError,
   Decision,
   resolveConfig,
+  reviewIncomplete,
   type Change,
   type Config,
   type ConfigResult,
@@ -30,7 +31,7 @@ import { gatewayPlugin } from "@opencode-reviewer/gateway"
 import { standardsPlugin } from "@opencode-reviewer/standards"
 import { agentsMdPlugin } from "@opencode-reviewer/agents-md"
 import { createTracing } from "@opencode-reviewer/tracing"
-import { CliUsageError, exitCodeFor, formatError } from "./errors"
+import { CliUsageError, exitCodeFor, formatError, ReviewIncompleteError } from "./errors"
 import { commandHelp, mainHelp } from "./help"
 import { createLogger } from "./log"
 import { renderPlan } from "./render"
@@ -151,7 +152,13 @@ async function review(args: string[], io: Io): Promise<number> {
   await observe.finished(record)
   const threshold = failOn?.data ?? prepared.config.failOn
   if (values.json) io.stdout(JSON.stringify(record, null, 2) + "\n")
-  return atOrAbove(record.decision, threshold) ? 2 : 0
+  if (atOrAbove(record.decision, threshold)) return 2
+  // Published as not approved, but the job must not pass quietly: exit 1 says it could not be done.
+  if (reviewIncomplete(record)) {
+    io.stderr(formatError(new ReviewIncompleteError(record)))
+    return 1
+  }
+  return 0
 }
 
 /** Parsed common flags. */

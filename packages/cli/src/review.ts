@@ -147,6 +147,7 @@ export async function finishReview(prepared: Prepared, outcome: CoordinatorOutco
     durationMs: outcome.durationMs,
     breakGlass: breakGlass !== null,
     injectionSuspected: plan.injection.length > 0,
+    unjudgedFindings: unjudgedFindings(outcome.result),
     previous: prepared.change.previousFindings ?? [],
     // Findings plugins established by code while planning: facts that join the coordinator's.
     codeFindings: planFacts.plan.findings ?? [],
@@ -206,10 +207,21 @@ interface ReviewerReport {
   costUsd: number
 }
 
-// The last spawn_reviewers call holds the reviewers' outcomes; every call's usage was paid for.
+// A coordinator may call spawn_reviewers more than once (a subset again, say): each reviewer's
+// latest outcome counts, in first-run order. Every call's usage was paid for (usageOf).
 function reviewerOutcomes(result: CoordinatorResult): ReviewerReport[] {
-  const calls = result.toolUses.filter((use) => use.tool === "spawn_reviewers")
-  return (calls.at(-1) ? reportsOf(calls.at(-1)!.metadata) : [])
+  const latest = new Map<string, ReviewerReport>()
+  for (const use of result.toolUses.filter((candidate) => candidate.tool === "spawn_reviewers")) {
+    for (const report of reportsOf(use.metadata)) latest.set(report.name, report)
+  }
+  return [...latest.values()]
+}
+
+// Findings a call left out of its output to fit OpenCode's tool-output limit: the coordinator never saw them.
+function unjudgedFindings(result: CoordinatorResult): number {
+  return result.toolUses
+    .filter((use) => use.tool === "spawn_reviewers")
+    .reduce((sum, use) => sum + (typeof use.metadata.cut === "number" && use.metadata.cut > 0 ? use.metadata.cut : 0), 0)
 }
 
 function reportsOf(metadata: Record<string, unknown>): ReviewerReport[] {

@@ -69,3 +69,11 @@ export function countFindings(findings: readonly { severity: Severity }[]): stri
     .map(([severity, count]) => `${count} ${severity}`)
   return `${plural(findings.length, "finding")} (${parts.join(", ")})`
 }
+
+/**
+ * Whether a review must read as incomplete: too much of it did not run (coverage.complete false),
+ * unless a human broke the glass, which approves on purpose (the warnings still say what did not run).
+ */
+export function reviewIncomplete(record: { coverage: { complete: boolean }; breakGlass: boolean }): boolean {
+  return !record.coverage.complete && !record.breakGlass
+}

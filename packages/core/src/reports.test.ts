@@ -64,7 +64,7 @@ function record(findings: ReviewFinding[]): ReviewRecord {
     injectionSuspected: false,
     findings,
     resolved: [],
-    coverage: { reviewedFiles: 3, filtered: [], failedReviewers: [] },
+    coverage: { reviewedFiles: 3, filtered: [], failedReviewers: [], complete: true, unjudgedFindings: 0 },
     usage: { byAgent: {}, byModel: {}, costUsd: 0 },
     durationMs: 1000,
     reasons: [],

@@ -55,7 +55,7 @@ describe("buildReviewRecord", () => {
       breakGlass: false,
       injectionSuspected: false,
       resolved: [],
-      coverage: { reviewedFiles: 3, filtered: [{ path: "bun.lock", reason: "lockfile" }], failedReviewers: [{ name: "performance", error: "timeout" }] },
+      coverage: { reviewedFiles: 3, filtered: [{ path: "bun.lock", reason: "lockfile" }], failedReviewers: [{ name: "performance", error: "timeout" }], complete: true, unjudgedFindings: 0 },
       usage: { costUsd: 0.75 },
       durationMs: 1235,
       summary: "One injection, one slow loop.",
@@ -97,6 +97,26 @@ describe("buildReviewRecord", () => {
       { name: "code-quality", error: "did not run" },
     ])
     expect(record.notes[0]).toBe("coverage is partial: 4 of 4 reviewers failed (security, performance, documentation, code-quality)")
+  })
+
+  test("a review nobody ran is not approved, whatever the (empty) findings say", () => {
+    const record = buildReviewRecord(input({ reviewers: [], review: { summary: "Looks good.", findings: [], answer: null } }))
+    expect(record.coverage.complete).toBe(false)
+    expect(record.decision).toBe("minor_issues")
+    expect(record.reasons[0]).toMatch(/^the review is incomplete: the security review did not run .*; 4 of 4 planned reviewers did not finish/)
+  })
+
+  test("break glass still approves an incomplete review, and the reasons say it was incomplete", () => {
+    const record = buildReviewRecord(input({ reviewers: [], breakGlass: true, review: { summary: "s", findings: [], answer: null } }))
+    expect(record.decision).toBe("approved")
+    expect(record.coverage.complete).toBe(false)
+    expect(record.reasons.at(-1)).toMatch(/^the review is incomplete/)
+  })
+
+  test("findings cut from the coordinator's input are counted and noted", () => {
+    const record = buildReviewRecord(input({ unjudgedFindings: 12 }))
+    expect(record.coverage.unjudgedFindings).toBe(12)
+    expect(record.notes).toContain("12 less severe reviewer findings were left out of the coordinator's input to fit OpenCode's tool output limit and not judged")
   })
 
   test("keeps findings on files outside the diff, with a note", () => {

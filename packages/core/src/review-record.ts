@@ -1,4 +1,5 @@
 import * as z from "zod"
+import { assessCoverage, capForCoverage } from "./coverage"
 import { decide, mergeDuplicates } from "./decision"
 import { CodeFinding, Decision, Finding, normalizeCategory } from "./finding"
 import { Review } from "./findings-xml"
@@ -49,11 +50,17 @@ export const ReviewUsage = z.object({
 })
 export type ReviewUsage = z.infer<typeof ReviewUsage>
 
-/** What the review did not look at: noise files with their reason, reviewers that failed. */
+/**
+ * What the review did not look at: noise files with their reason, reviewers that failed, whether
+ * enough ran for the findings to speak for the change (`complete`), and reviewer findings the
+ * coordinator never saw because they did not fit its tool output (`unjudgedFindings`).
+ */
 export const ReviewCoverage = z.object({
   reviewedFiles: z.number().int().nonnegative(),
   filtered: z.array(z.object({ path: z.string(), reason: z.string() })),
   failedReviewers: z.array(z.object({ name: z.string(), error: z.string() })),
+  complete: z.boolean(),
+  unjudgedFindings: z.number().int().nonnegative(),
 })
 export type ReviewCoverage = z.infer<typeof ReviewCoverage>
 
@@ -126,6 +133,8 @@ export interface ReviewRecordInput {
   breakGlass: boolean
   /** Defaults to whether plan.json recorded injection attempts. */
   injectionSuspected?: boolean
+  /** Reviewer findings left out of the coordinator's tool output to fit its limit (spawn_reviewers `cut`). */
+  unjudgedFindings?: number
   previous?: readonly PreviousFinding[]
   /**
    * Findings established by code (plan.json `findings`): facts, not model opinions. They join the
@@ -147,7 +156,13 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
   const judged = mergeDuplicates(input.review.findings).filter((finding) => !taken.has(codeKey(finding)))
   const findings = [...judged, ...code.map(({ finding }) => finding)]
   const injectionSuspected = input.injectionSuspected ?? (input.plan.injection ?? []).length > 0
-  const verdict = decide(findings, { injectionSuspected, breakGlass: input.breakGlass })
+  const failedReviewers = failures(input.plan, input.reviewers)
+  const planned = plannedReviewers(input.plan, input.reviewers)
+  const coverage = assessCoverage(planned, failedReviewers)
+  const judgedVerdict = decide(findings, { injectionSuspected, breakGlass: input.breakGlass })
+  // Break glass is a human's decision and stands; otherwise what did not run cannot be approved.
+  const verdict = input.breakGlass ? judgedVerdict : capForCoverage(judgedVerdict.decision, judgedVerdict.reasons, coverage)
+  if (input.breakGlass && !coverage.complete) verdict.reasons.push(`the review is incomplete: ${coverage.reasons.join("; ")}`)
   const notes: string[] = []
 
   const coordinator = input.plan.agents.find((agent) => agent.role === "coordinator")?.name ?? "review_coordinator"
@@ -176,9 +191,12 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
     if (!inDiff.has(finding.file)) notes.push(`${finding.id} cites ${finding.file}, which is not part of the change`)
   }
 
-  const failedReviewers = failures(input.plan, input.reviewers)
   if (failedReviewers.length > 0) {
-    notes.unshift(`coverage is partial: ${failedReviewers.length} of ${plannedReviewers(input.plan, input.reviewers).length} reviewers failed (${failedReviewers.map((failure) => failure.name).join(", ")})`)
+    notes.unshift(`coverage is partial: ${failedReviewers.length} of ${planned.length} reviewers failed (${failedReviewers.map((failure) => failure.name).join(", ")})`)
+  }
+  const unjudged = input.unjudgedFindings ?? 0
+  if (unjudged > 0) {
+    notes.push(`${unjudged} less severe reviewer finding${unjudged === 1 ? " was" : "s were"} left out of the coordinator's input to fit OpenCode's tool output limit and not judged`)
   }
 
   return {
@@ -192,6 +210,8 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
       reviewedFiles: input.plan.files.filter((file) => file.noise === null).length,
       filtered: input.plan.files.flatMap((file) => (file.noise === null ? [] : [{ path: file.path, reason: file.noise }])),
       failedReviewers,
+      complete: coverage.complete,
+      unjudgedFindings: unjudged,
     },
     usage: usageOf(input.usage),
     durationMs: Math.max(0, Math.round(input.durationMs)),

@@ -91,7 +91,7 @@ function record(findings: ReviewFinding[], over: Partial<ReviewRecord> = {}): Re
     injectionSuspected: false,
     findings,
     resolved: [],
-    coverage: { reviewedFiles: 2, filtered: [], failedReviewers: [] },
+    coverage: { reviewedFiles: 2, filtered: [], failedReviewers: [], complete: true, unjudgedFindings: 0 },
     usage: { byAgent: {}, byModel: {}, costUsd: 0.12 },
     durationMs: 42_000,
     reasons: critical ? ["1 critical finding"] : [],
@@ -483,7 +483,7 @@ describe("publishing", () => {
     const gitlab = provider()
     await gitlab.readChange()
     gitlab.breakGlass("break glass")
-    await gitlab.publish(record([], { breakGlass: true, coverage: { reviewedFiles: 2, filtered: [], failedReviewers: [{ name: "performance", error: "timeout" }] } }))
+    await gitlab.publish(record([], { breakGlass: true, coverage: { reviewedFiles: 2, filtered: [], failedReviewers: [{ name: "performance", error: "timeout" }], complete: true, unjudgedFindings: 0 } }))
     const body = summaryNotes()[0]!.body
     expect(body).toContain("approved because carol asked for it")
     expect(body).toContain("Partial review.")

@@ -22,7 +22,7 @@ const record = (over: Partial<ReviewRecord> = {}): ReviewRecord => ({
   injectionSuspected: false,
   findings: [],
   resolved: [],
-  coverage: { reviewedFiles: 3, filtered: [], failedReviewers: [] },
+  coverage: { reviewedFiles: 3, filtered: [], failedReviewers: [], complete: true, unjudgedFindings: 0 },
   usage: { byAgent: {}, byModel: { "anthropic/claude": { input: 1200, output: 300, cacheRead: 0, cacheWrite: 0, costUsd: 0.42 } }, costUsd: 0.42 },
   durationMs: 65_000,
   reasons: [],
@@ -58,7 +58,7 @@ describe("renderSummary", () => {
   test("a partial review or unreviewed files never read as clean", () => {
     const text = renderSummary(
       input({
-        record: record({ coverage: { reviewedFiles: 2, filtered: [{ path: "bun.lock", reason: "lockfile" }], failedReviewers: [{ name: "performance", error: "timeout" }] } }),
+        record: record({ coverage: { reviewedFiles: 2, filtered: [{ path: "bun.lock", reason: "lockfile" }], failedReviewers: [{ name: "performance", error: "timeout" }], complete: true, unjudgedFindings: 0 } }),
         unreviewed: [{ path: "big.json", reason: "too large: GitLab returned no diff content" }],
       }),
     )

@@ -1,4 +1,4 @@
-import { countFindings, findingLocation, formatDuration, formatNumber, inlineCode, oneLine, plural, reviewUsageTotal, severityOrder } from "@opencode-reviewer/core"
+import { countFindings, reviewIncomplete, findingLocation, formatDuration, formatNumber, inlineCode, oneLine, plural, reviewUsageTotal, severityOrder } from "@opencode-reviewer/core"
 import type { Decision, ReviewFinding, ReviewRecord, Severity } from "@opencode-reviewer/core"
 import type { UnreviewedFile } from "./api-diff"
 
@@ -30,7 +30,8 @@ export interface SummaryInput {
  */
 export function renderSummary(input: SummaryInput): string {
   const { record } = input
-  const lines: string[] = [`### AI code review: ${decisionLabels[record.decision]}`, ""]
+  const label = reviewIncomplete(record) ? "⚠️ incomplete, not approved" : decisionLabels[record.decision]
+  const lines: string[] = [`### AI code review: ${label}`, ""]
   const reasons = record.reasons.length > 0 ? ` — ${record.reasons.map(oneLine).join("; ")}` : ""
   lines.push(`**Decision:** \`${record.decision}\`${reasons}  `)
   const head = input.headSha ? ` · head \`${input.headSha.slice(0, 8)}\`` : ""
@@ -125,7 +126,12 @@ function warnings(input: SummaryInput): { title: string; text: string }[] {
     result.push({ title: "Break glass:", text: "approved at a human's request, whatever the review found." })
   }
   const failed = record.coverage.failedReviewers
-  if (failed.length > 0) {
+  if (reviewIncomplete(record)) {
+    result.push({
+      title: "Incomplete review.",
+      text: `${failed.map((reviewer) => `${reviewer.name} (${oneLine(reviewer.error)})`).join(", ")} did not finish; what ${failed.length === 1 ? "it covers" : "they cover"} was not reviewed, so the change is not approved and the review job fails. Re-run the job once the cause is fixed.`,
+    })
+  } else if (failed.length > 0) {
     result.push({
       title: "Partial review.",
       text: `${plural(failed.length, "reviewer")} failed (${failed.map((reviewer) => `${reviewer.name}: ${oneLine(reviewer.error)}`).join("; ")}); what ${failed.length === 1 ? "it covers" : "they cover"} was not reviewed.`,

@@ -1,4 +1,4 @@
-import { countFindings, findingLocation, formatDuration, formatNumber, inlineCode, oneLine, plural, reviewUsageTotal, severityOrder } from "@opencode-reviewer/core"
+import { countFindings, reviewIncomplete, findingLocation, formatDuration, formatNumber, inlineCode, oneLine, plural, reviewUsageTotal, severityOrder } from "@opencode-reviewer/core"
 import { mkdir, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import type { Decision, ReviewRecord, Severity } from "@opencode-reviewer/core"
@@ -27,7 +27,7 @@ export async function publishLocal(record: ReviewRecord, options: LocalPublishOp
 
 /** The review as a markdown report: decision, coverage warnings, summary, findings by severity, coverage, cost. */
 export function renderMarkdown(record: ReviewRecord): string {
-  const lines: string[] = [`# Code review: ${decisionLabels[record.decision]}`, ""]
+  const lines: string[] = [`# Code review: ${reviewIncomplete(record) ? "incomplete, not approved" : decisionLabels[record.decision]}`, ""]
   lines.push(`**Decision:** \`${record.decision}\`${record.reasons.length > 0 ? ` — ${record.reasons.join("; ")}` : ""}  `)
   lines.push(`**Tier:** ${record.tier} · **Findings:** ${countFindings(record.findings)} · **Files reviewed:** ${record.coverage.reviewedFiles}`, "")
 
@@ -77,7 +77,7 @@ export function renderMarkdown(record: ReviewRecord): string {
 /** The concise terminal rendering: decision, warnings, findings one per line, cost, report path. */
 export function renderTerminal(record: ReviewRecord, reportFile: string | null = null): string {
   const lines = [
-    `Decision: ${record.decision} (${record.tier} tier, ${plural(record.coverage.reviewedFiles, "file")} reviewed, ${countFindings(record.findings)})`,
+    `Decision: ${record.decision}${reviewIncomplete(record) ? " (review incomplete)" : ""} (${record.tier} tier, ${plural(record.coverage.reviewedFiles, "file")} reviewed, ${countFindings(record.findings)})`,
     ...record.reasons.map((reason) => `  ${reason}`),
   ]
   for (const warning of warnings(record)) lines.push(`${warning.title} ${warning.text}`)
@@ -109,7 +109,12 @@ const decisionLabels: Record<Decision, string> = {
 function warnings(record: ReviewRecord): { title: string; text: string }[] {
   const result: { title: string; text: string }[] = []
   const failed = record.coverage.failedReviewers
-  if (failed.length > 0) {
+  if (reviewIncomplete(record)) {
+    result.push({
+      title: "Incomplete review.",
+      text: `${failed.map((reviewer) => `${reviewer.name} (${oneLine(reviewer.error)})`).join(", ")} did not finish; what ${failed.length === 1 ? "it covers" : "they cover"} was not reviewed, so the change is not approved.`,
+    })
+  } else if (failed.length > 0) {
     result.push({
       title: "Partial review.",
       text: `${failed.length} reviewer${failed.length === 1 ? "" : "s"} failed (${failed.map((reviewer) => `${reviewer.name}: ${oneLine(reviewer.error)}`).join("; ")}); what they cover was not reviewed.`,

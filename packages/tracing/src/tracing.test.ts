@@ -123,7 +123,7 @@ const record: ReviewRecord = {
     { id: "f1", reviewer: "security", severity: "warning", category: "security", file: "src/a.ts", line: 3, title: "a", body: "b", status: "new" },
   ],
   resolved: [],
-  coverage: { reviewedFiles: 3, filtered: [], failedReviewers: [{ name: "performance", error: "provider overloaded" }] },
+  coverage: { reviewedFiles: 3, filtered: [], failedReviewers: [{ name: "performance", error: "provider overloaded" }], complete: true, unjudgedFindings: 0 },
   usage: { byAgent: {}, byModel: {}, costUsd: 0.0834 },
   durationMs: 10_000,
   reasons: [],

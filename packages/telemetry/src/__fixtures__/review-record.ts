@@ -14,7 +14,7 @@ export const sampleRecord: ReviewRecord = {
     finding("f4", "performance", "critical", "Unbounded query", "SELECT * FROM users"),
   ],
   resolved: [],
-  coverage: { reviewedFiles: 12, filtered: [{ path: "bun.lock", reason: "lockfile" }], failedReviewers: [{ name: "documentation", error: "no output for 60 s" }] },
+  coverage: { reviewedFiles: 12, filtered: [{ path: "bun.lock", reason: "lockfile" }], failedReviewers: [{ name: "documentation", error: "no output for 60 s" }], complete: true, unjudgedFindings: 0 },
   usage: {
     byAgent: {
       review_coordinator: { input: 12000, output: 1800, cacheRead: 40000, cacheWrite: 2500, costUsd: 0.75 },

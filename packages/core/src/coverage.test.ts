@@ -1,0 +1,64 @@
+import { describe, expect, test } from "vitest"
+import { assessCoverage, capForCoverage } from "./coverage"
+
+const six = ["security", "code-quality", "performance", "compliance", "documentation", "agents-md"]
+
+describe("assessCoverage", () => {
+  test("every reviewer finished: complete", () => {
+    expect(assessCoverage(six, [])).toEqual({ complete: true, reasons: [] })
+  })
+
+  test("one of six failed, not security: still complete (the summary says what failed)", () => {
+    expect(assessCoverage(six, [{ name: "documentation", error: "timeout" }]).complete).toBe(true)
+  })
+
+  test("half failed is not a majority", () => {
+    const missing = ["code-quality", "performance", "compliance"].map((name) => ({ name, error: "timeout" }))
+    expect(assessCoverage(six, missing).complete).toBe(true)
+  })
+
+  test("a majority failed: incomplete, naming each with its error", () => {
+    const missing = ["code-quality", "performance", "compliance", "documentation"].map((name) => ({ name, error: "APIError 503: busy" }))
+    const verdict = assessCoverage(six, missing)
+    expect(verdict.complete).toBe(false)
+    expect(verdict.reasons).toEqual([
+      "4 of 6 planned reviewers did not finish (code-quality: APIError 503: busy; performance: APIError 503: busy; compliance: APIError 503: busy; documentation: APIError 503: busy)",
+    ])
+  })
+
+  test("the security reviewer alone failing makes it incomplete", () => {
+    const verdict = assessCoverage(six, [{ name: "security", error: "no output for 60 s" }])
+    expect(verdict).toEqual({ complete: false, reasons: ["the security review did not run (security: no output for 60 s)"] })
+  })
+
+  test("the one reviewer of a trivial review failing is a majority", () => {
+    expect(assessCoverage(["code-quality"], [{ name: "code-quality", error: "did not run" }]).complete).toBe(false)
+  })
+
+  test("nothing planned (nothing to read) is complete", () => {
+    expect(assessCoverage([], []).complete).toBe(true)
+  })
+})
+
+describe("capForCoverage", () => {
+  const incomplete = { complete: false, reasons: ["6 of 6 planned reviewers did not finish (…)"] }
+
+  test("an approval of an incomplete review becomes minor_issues, the reason first", () => {
+    for (const decision of ["approved", "approved_with_comments"] as const) {
+      const capped = capForCoverage(decision, ["no findings"], incomplete)
+      expect(capped.decision).toBe("minor_issues")
+      expect(capped.reasons[0]).toMatch(/^the review is incomplete: 6 of 6 planned reviewers did not finish/)
+      expect(capped.reasons[0]).toContain("not approved")
+      expect(capped.reasons[1]).toBe("no findings")
+    }
+  })
+
+  test("a worse decision from the findings that did arrive stands", () => {
+    const capped = capForCoverage("significant_concerns", ["1 critical finding: SQL"], incomplete)
+    expect(capped).toEqual({ decision: "significant_concerns", reasons: ["1 critical finding: SQL", "the review is incomplete: 6 of 6 planned reviewers did not finish (…)"] })
+  })
+
+  test("a complete review is left alone", () => {
+    expect(capForCoverage("approved", ["no findings"], { complete: true, reasons: [] })).toEqual({ decision: "approved", reasons: ["no findings"] })
+  })
+})
