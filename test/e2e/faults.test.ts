@@ -1,8 +1,9 @@
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
-import { statusReply, toolCall } from "@opencode-reviewer/testkit"
-import { cleanUp, gitlabScenario, specialists, summaryNotes } from "./harness"
+import { renderReviewXml } from "@opencode-reviewer/core"
+import { findingsReply, statusReply, toolCall } from "@opencode-reviewer/testkit"
+import { cleanUp, gitlabScenario, specialists, sqlFinding, summaryNotes, threads } from "./harness"
 
 // The faults a pipeline really meets, each end to end: the real opencode binary, the scripted
 // model and the GitLab fake. Each test names the behaviour it proves.
@@ -53,5 +54,78 @@ describe("a review nobody ran", () => {
     // The model's "looks good" is shown as its words, under a headline and warning that say what did not run.
     expect(summary.indexOf("Incomplete review.")).toBeLessThan(summary.indexOf("Looks good to me."))
     expect(summary).not.toContain("✅")
+  })
+})
+
+describe("findings across pushes", () => {
+  // A push that leaves the finding's code alone: a new file elsewhere.
+  async function pushElsewhere(scenario: Awaited<ReturnType<typeof gitlabScenario>>["scenario"], fake: Awaited<ReturnType<typeof gitlabScenario>>["fake"]) {
+    await scenario.repo.write({ "src/util.ts": "export const retries = 3\n" })
+    scenario.repo.commit("Add a constant")
+    await fake.push()
+  }
+
+  test("a reworded finding on unchanged code continues its thread: no duplicate, never resolved as fixed", async () => {
+    const { scenario, fake, env } = await gitlabScenario()
+    await scenario.run({ env })
+    const [thread] = threads(fake)
+    await pushElsewhere(scenario, fake)
+    scenario.setReply("fake/security", findingsReply([{ ...sqlFinding, title: "User name concatenated into the SQL string" }]))
+    const run = await scenario.run({ env })
+    expect(run.code, run.stderr).toBe(2)
+    expect(threads(fake)).toHaveLength(1)
+    expect(thread!.resolved).toBe(false)
+    expect(thread!.notes.some((note) => /fixed in/i.test(note.body))).toBe(false)
+    expect(run.record!.findings[0]).toMatchObject({ status: "persisting", thread: thread!.id })
+    expect(run.record!.resolved).toEqual([])
+  })
+
+  test("the coordinator's thread claim carries a re-categorised and reworded finding to its thread", async () => {
+    const { scenario, fake, env } = await gitlabScenario()
+    await scenario.run({ env })
+    const [thread] = threads(fake)
+    await pushElsewhere(scenario, fake)
+    // The coordinator names the thread it continues, as its prompt asks, for a finding nothing else would match.
+    scenario.setReply("fake/coordinator", (request) => {
+      if (request.toolResults.length === 0) return toolCall("spawn_reviewers", {})
+      if (request.toolResults.length > 1) return { type: "text", text: "Submitted." }
+      const id = /<review_thread id="([^"]+)"/.exec(request.lastUser)?.[1]
+      const finding = { ...sqlFinding, category: "code-quality", title: "Unparameterised query", ...(id ? { thread: id } : {}) }
+      return toolCall("review_submit_review", { review: renderReviewXml({ summary: "Still unfixed.", findings: [finding], answer: null }) })
+    })
+    const run = await scenario.run({ env })
+    expect(run.code, run.stderr).toBe(2)
+    expect(run.record!.findings[0]).toMatchObject({ thread: thread!.id, status: "persisting", category: "code-quality" })
+    expect(threads(fake)).toHaveLength(1)
+    expect(thread!.resolved).toBe(false)
+  })
+
+  test("an unfixed finding the model leaves out stays open and is listed, never called fixed", async () => {
+    const { scenario, fake, env } = await gitlabScenario()
+    await scenario.run({ env })
+    const [thread] = threads(fake)
+    await pushElsewhere(scenario, fake)
+    scenario.setReply("fake/security", findingsReply([]))
+    const run = await scenario.run({ env })
+    expect(run.code, run.stderr).toBe(0)
+    expect(thread!.resolved).toBe(false)
+    expect(run.record!.resolved).toEqual([])
+    expect(run.record!.stillOpen).toEqual([expect.objectContaining({ id: thread!.id, reason: "not reported again, but the code at its lines did not change" })])
+    expect(summaryNotes(fake)[0]!.body).toContain("Earlier findings still open")
+  })
+
+  test("\"won't fix\" is recorded as dismissed, not as fixed", async () => {
+    const { scenario, fake, env } = await gitlabScenario()
+    await scenario.run({ env })
+    const [thread] = threads(fake)
+    fake.addHumanNote("Won't fix: this endpoint is internal only.", { discussionId: thread!.id })
+    scenario.setReply("fake/security", findingsReply([]))
+    const run = await scenario.run({ env })
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.record!.resolved).toEqual([])
+    expect(run.record!.dismissed).toEqual([expect.objectContaining({ id: thread!.id, reason: "accepted as it is by alice" })])
+    expect(thread!.resolved).toBe(true)
+    expect(thread!.notes.at(-1)!.body).toContain("Dismissed, not fixed")
+    expect(thread!.notes.some((note) => /fixed in/i.test(note.body))).toBe(false)
   })
 })

@@ -27,6 +27,11 @@ export const Finding = z.object({
   category: z.string().min(1),
   title: z.string().min(1),
   body: z.string(),
+  /**
+   * The coordinator's claim, on re-review, that this finding continues the earlier inline thread of
+   * that id (`<review_thread id>`), however reworded. Reviewers never set it.
+   */
+  thread: z.string().min(1).optional(),
 })
 export type Finding = z.infer<typeof Finding>
 

@@ -68,6 +68,7 @@ export function renderFindingsXml(findings: readonly Finding[], options: { inden
       `file="${escapeAttribute(finding.file)}"`,
       finding.line === null ? "" : `line="${finding.line}"`,
       `category="${escapeAttribute(finding.category)}"`,
+      finding.thread === undefined ? "" : `thread="${escapeAttribute(finding.thread)}"`,
     ]
     lines.push(
       `${pad}  <finding ${attributes.filter(Boolean).join(" ")}>`,
@@ -258,6 +259,8 @@ function readFinding(item: unknown, options: FindingsParseOptions): Result<Findi
   const body = leaf(item, "body")
   if (!body.ok) errors.push(body.error)
 
+  const thread = field("thread") ?? ""
+
   if (errors.length > 0) return fail(errors.join(", "))
   const candidate = Finding.safeParse({
     severity: severity?.success ? severity.data : undefined,
@@ -266,6 +269,7 @@ function readFinding(item: unknown, options: FindingsParseOptions): Result<Findi
     category: normalizeCategory(categoryText),
     title: title.ok ? title.value : "",
     body: body.ok ? body.value : "",
+    ...(thread === "" ? {} : { thread }),
   })
   if (!candidate.success) return fail(candidate.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join(", "))
   return { ok: true, value: candidate.data }

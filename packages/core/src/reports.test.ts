@@ -32,6 +32,7 @@ const sql: ReviewFinding = {
   title: "SQL built from request input",
   body: "The query concatenates `req.query.id`:\n\n```ts\ndb.run(`SELECT * FROM t WHERE id = ${id}`)\n```\nUse parameters.",
   status: "new",
+  thread: null,
 }
 const loop: ReviewFinding = {
   id: "f2",
@@ -43,6 +44,7 @@ const loop: ReviewFinding = {
   title: "Quadratic loop over users",
   body: "Index by id.",
   status: "persisting",
+  thread: "d1",
 }
 const docs: ReviewFinding = {
   id: "f3",
@@ -54,6 +56,7 @@ const docs: ReviewFinding = {
   title: "Document the new flag",
   body: "",
   status: "new",
+  thread: null,
 }
 
 function record(findings: ReviewFinding[]): ReviewRecord {
@@ -64,6 +67,8 @@ function record(findings: ReviewFinding[]): ReviewRecord {
     injectionSuspected: false,
     findings,
     resolved: [],
+    dismissed: [],
+    stillOpen: [],
     coverage: { reviewedFiles: 3, filtered: [], failedReviewers: [], complete: true, unjudgedFindings: 0 },
     usage: { byAgent: {}, byModel: {}, costUsd: 0 },
     durationMs: 1000,

@@ -73,7 +73,7 @@ describe("buildReviewRecord", () => {
       // nobody raised it: the category stands in
       { id: "f3", reviewer: "documentation", status: "new" },
     ])
-    expect(Object.keys(record.findings[0]!)).toEqual(["id", "reviewer", "severity", "category", "file", "line", "title", "body", "status"])
+    expect(Object.keys(record.findings[0]!)).toEqual(["id", "reviewer", "severity", "category", "file", "line", "title", "body", "status", "thread"])
   })
 
   test("a finding nobody raised, in a failed reviewer's category, is the coordinator's", () => {
@@ -126,17 +126,78 @@ describe("buildReviewRecord", () => {
     expect(record.answer).toBe("yes")
   })
 
-  test("marks persisting findings and lists the previous ones no longer raised as resolved", () => {
+  test("marks persisting findings and lists the previous ones whose code changed as resolved", () => {
     const record = buildReviewRecord(input({
+      reviewers: input().reviewers.map((reviewer) => ({ ...reviewer, status: "done", error: null })),
       previous: [
         { id: "t1", title: "sql built from request input", file: "src/db.ts", line: 10 },
-        { id: "t2", title: "Old loop", file: "src/list.ts", line: 40 },
-        { id: "t3", title: "Fixed since", file: "src/gone.ts", line: 3 },
+        { id: "t2", title: "Old loop", file: "src/list.ts", line: 40, category: "performance" },
+        { id: "t3", title: "Fixed since", file: "src/gone.ts", line: 3, trace: { file: "src/gone.ts", line: null, changed: true } },
         { id: "t4", title: "Resolved by a user earlier", file: "src/x.ts", line: 1, resolved: true },
+        { id: "t5", title: "Not reported, code untouched", file: "src/y.ts", line: 7, trace: { file: "src/y.ts", line: 9, changed: false } },
+        { id: "t6", title: "Not reported, never compared", file: "src/z.ts", line: 2 },
       ],
     }))
-    expect(record.findings.map((finding) => finding.status)).toEqual(["persisting", "persisting", "new"])
+    expect(record.findings.map((finding) => [finding.status, finding.thread])).toEqual([["persisting", "t1"], ["persisting", "t2"], ["new", null]])
     expect(record.resolved).toEqual([{ id: "t3", title: "Fixed since", file: "src/gone.ts", line: 3 }])
+    expect(record.stillOpen).toEqual([
+      { id: "t5", title: "Not reported, code untouched", file: "src/y.ts", line: 7, reason: "not reported again, but the code at its lines did not change" },
+      { id: "t6", title: "Not reported, never compared", file: "src/z.ts", line: 2, reason: "not reported again, but its code could not be compared with the reviewed head" },
+    ])
+  })
+
+  test("a partial review resolves nothing as fixed, even where the code changed", () => {
+    const record = buildReviewRecord(input({ previous: [{ id: "t3", title: "Fixed since", file: "src/gone.ts", line: 3, trace: { file: "src/gone.ts", line: null, changed: true } }] }))
+    expect(record.resolved).toEqual([])
+    expect(record.stillOpen[0]!.reason).toMatch(/review was partial/)
+  })
+
+  test("a reworded finding at the traced line continues its thread instead of fixing it", () => {
+    const previous = [{ id: "t1", title: "Query concatenates user input", file: "src/db.ts", line: 9, category: "security", trace: { file: "src/db.ts", line: 12, changed: false } }]
+    const record = buildReviewRecord(input({ previous, review: { summary: "s", findings: [{ ...sql, line: 13, title: "SQL injection through the id parameter" }], answer: null } }))
+    expect(record.findings[0]).toMatchObject({ status: "persisting", thread: "t1" })
+    expect(record.resolved).toEqual([])
+    expect(record.stillOpen).toEqual([])
+  })
+
+  test("a re-categorised finding with its title continues its thread", () => {
+    const previous = [{ id: "t1", title: "SQL built from request input", file: "src/db.ts", line: 9, category: "code-quality", fingerprint: "old", trace: { file: "src/db.ts", line: 30, changed: false } }]
+    const record = buildReviewRecord(input({ previous, review: { summary: "s", findings: [sql], answer: null } }))
+    expect(record.findings[0]).toMatchObject({ status: "persisting", thread: "t1" })
+  })
+
+  test("a different problem at the same line opens its own thread and leaves the earlier one open, never fixed", () => {
+    const previous = [{ id: "t1", title: "Missing await on the query", file: "src/db.ts", line: 12, category: "code-quality", trace: { file: "src/db.ts", line: 12, changed: false } }]
+    const record = buildReviewRecord(input({ previous, review: { summary: "s", findings: [sql], answer: null } }))
+    expect(record.findings[0]).toMatchObject({ status: "new", thread: null })
+    expect(record.resolved).toEqual([])
+    expect(record.stillOpen.map((entry) => entry.id)).toEqual(["t1"])
+  })
+
+  test("the coordinator's thread claim wins over every other match", () => {
+    const previous = [
+      { id: "t1", title: "SQL built from request input", file: "src/db.ts", line: 12 },
+      { id: "t2", title: "Something else", file: "src/other.ts", line: 1 },
+    ]
+    const record = buildReviewRecord(input({ previous, review: { summary: "s", findings: [{ ...sql, thread: "t2" }], answer: null } }))
+    expect(record.findings[0]!.thread).toBe("t2")
+  })
+
+  test("a thread a person accepted as it is is dismissed, not fixed, and its finding leaves the review unless it got worse", () => {
+    const previous = [
+      { id: "t1", title: "Quadratic loop over users", file: "src/list.ts", line: 40, severity: "warning" as const, reply: { by: "alice", kind: "acknowledged" as const } },
+      { id: "t2", title: "SQL built from request input", file: "src/db.ts", line: 12, severity: "warning" as const, reply: { by: "bob", kind: "acknowledged" as const } },
+      { id: "t3", title: "Old idea", file: "src/x.ts", line: 1, reply: { by: "carol", kind: "argued" as const } },
+    ]
+    const record = buildReviewRecord(input({ previous }))
+    // The loop finding (warning, as acknowledged) is dropped; the SQL one got worse (critical now) and stays.
+    expect(record.findings.map((finding) => finding.title)).toEqual(["SQL built from request input", "Document the new flag"])
+    expect(record.findings[0]!.thread).toBe("t2")
+    expect(record.dismissed).toEqual([
+      { id: "t1", title: "Quadratic loop over users", file: "src/list.ts", line: 40, reason: "accepted as it is by alice" },
+      { id: "t3", title: "Old idea", file: "src/x.ts", line: 1, reason: "not reported again after carol's reply" },
+    ])
+    expect(record.resolved).toEqual([])
   })
 
   test("injection suspected from plan.json unless told otherwise; break glass recorded", () => {

@@ -3,6 +3,7 @@ import { assessCoverage, capForCoverage } from "./coverage"
 import { decide, mergeDuplicates } from "./decision"
 import { CodeFinding, Decision, Finding, normalizeCategory } from "./finding"
 import { Review } from "./findings-xml"
+import { carryOver, type PreviousFinding } from "./previous-findings"
 import { Tier } from "./risk"
 
 /** Whether a finding is new in this review or was already raised by the previous one. */
@@ -20,10 +21,12 @@ export const ReviewFinding = z.object({
   title: z.string(),
   body: z.string(),
   status: FindingStatus,
+  /** The earlier inline thread this finding continues (persisting findings), else null. */
+  thread: z.string().nullable(),
 })
 export type ReviewFinding = z.infer<typeof ReviewFinding>
 
-/** A finding of the previous review that this one no longer raises. */
+/** A finding of the previous review that this one no longer raises because its code changed: fixed. */
 export const ResolvedFinding = z.object({
   id: z.string(),
   title: z.string(),
@@ -31,6 +34,10 @@ export const ResolvedFinding = z.object({
   line: z.number().int().nullable(),
 })
 export type ResolvedFinding = z.infer<typeof ResolvedFinding>
+
+/** A finding of the previous review that is closed or left open without being fixed, and why. */
+export const PreviousFindingOutcome = ResolvedFinding.extend({ reason: z.string() })
+export type PreviousFindingOutcome = z.infer<typeof PreviousFindingOutcome>
 
 /** Tokens and cost of one agent or one model. */
 export const UsageEntry = z.object({
@@ -65,9 +72,10 @@ export const ReviewCoverage = z.object({
 export type ReviewCoverage = z.infer<typeof ReviewCoverage>
 
 /**
- * `review.json`: the fields of interfaces.md "review outputs" in their order, then four additions
- * the reports need: the decision's `reasons`, the coordinator's `summary` and `answer`, and `notes`
- * (coverage gaps and findings that cite files outside the diff).
+ * `review.json`: the fields of interfaces.md "review outputs" in their order, then the additions:
+ * what became of the earlier threads that were not fixed (`dismissed`, `stillOpen`), the decision's
+ * `reasons`, the coordinator's `summary` and `answer`, and `notes` (coverage gaps and findings that
+ * cite files outside the diff).
  */
 export const ReviewRecord = z.object({
   decision: Decision,
@@ -79,6 +87,10 @@ export const ReviewRecord = z.object({
   coverage: ReviewCoverage,
   usage: ReviewUsage,
   durationMs: z.number().nonnegative(),
+  /** Earlier findings a person dismissed (won't fix, or argued and not reported again): closed, not fixed. */
+  dismissed: z.array(PreviousFindingOutcome),
+  /** Earlier findings not reported again that nothing shows were fixed: their threads stay open. */
+  stillOpen: z.array(PreviousFindingOutcome),
   reasons: z.array(z.string()),
   summary: z.string(),
   answer: z.string().nullable(),
@@ -113,15 +125,7 @@ export interface ReviewerOutcome {
   findings: readonly Finding[]
 }
 
-/** A finding of the previous review (from its inline threads), for new/persisting/resolved. */
-export interface PreviousFinding {
-  id: string
-  title: string
-  file: string | null
-  line: number | null
-  /** Already resolved before this review: not reported as resolved again. */
-  resolved?: boolean
-}
+export type { PreviousFinding } from "./previous-findings"
 
 /** Everything a review record is assembled from. */
 export interface ReviewRecordInput {
@@ -153,10 +157,15 @@ export interface ReviewRecordInput {
 export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
   const code = uniqueCodeFindings(input.codeFindings ?? [])
   const taken = new Set(code.map(({ finding }) => codeKey(finding)))
-  const judged = mergeDuplicates(input.review.findings).filter((finding) => !taken.has(codeKey(finding)))
-  const findings = [...judged, ...code.map(({ finding }) => finding)]
-  const injectionSuspected = input.injectionSuspected ?? (input.plan.injection ?? []).length > 0
+  const merged = [...mergeDuplicates(input.review.findings).filter((finding) => !taken.has(codeKey(finding))), ...code.map(({ finding }) => finding)]
   const failedReviewers = failures(input.plan, input.reviewers)
+  // Matched against the earlier threads before deciding: a finding whose thread a person accepted
+  // as it is ("won't fix") leaves the review unless it got worse.
+  const carried = carryOver(merged, input.previous ?? [], { partial: failedReviewers.length > 0 })
+  const kept = merged.map((finding, index) => ({ finding, index, code: index >= merged.length - code.length })).filter(({ index }) => !carried.dropped.includes(index))
+  const findings = kept.map(({ finding }) => finding)
+  const judgedCount = kept.filter((entry) => !entry.code).length
+  const injectionSuspected = input.injectionSuspected ?? (input.plan.injection ?? []).length > 0
   const planned = plannedReviewers(input.plan, input.reviewers)
   const coverage = assessCoverage(planned, failedReviewers)
   const judgedVerdict = decide(findings, { injectionSuspected, breakGlass: input.breakGlass })
@@ -166,25 +175,23 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
   const notes: string[] = []
 
   const coordinator = input.plan.agents.find((agent) => agent.role === "coordinator")?.name ?? "review_coordinator"
-  const previous = (input.previous ?? []).map((entry) => ({ entry, matched: false }))
-  const recorded: ReviewFinding[] = findings.map((finding, index) => {
-    const match = previous.find(({ entry, matched }) => !matched && samePrevious(entry, finding))
-    if (match) match.matched = true
+  const recorded: ReviewFinding[] = kept.map(({ finding, index: original }, index) => {
+    const thread = carried.continues[original] ?? null
     return {
       id: `f${index + 1}`,
-      reviewer: index < judged.length ? attribute(finding, input.reviewers, coordinator) : code[index - judged.length]!.plugin,
+      reviewer: index < judgedCount ? attribute(finding, input.reviewers, coordinator) : code[original - (merged.length - code.length)]!.plugin,
       severity: finding.severity,
       category: finding.category,
       file: finding.file,
       line: finding.line,
       title: finding.title,
       body: finding.body,
-      status: match ? "persisting" : "new",
+      status: thread ? "persisting" : "new",
+      thread,
     }
   })
-  const resolved = previous
-    .filter(({ entry, matched }) => !matched && entry.resolved !== true)
-    .map(({ entry }) => ({ id: entry.id, title: entry.title, file: entry.file, line: entry.line }))
+  const brief = (entry: PreviousFinding) => ({ id: entry.id, title: entry.title, file: entry.file, line: entry.line })
+  const resolved = carried.fixed.map(brief)
 
   const inDiff = new Set(input.plan.files.map((file) => file.path))
   for (const finding of recorded) {
@@ -215,6 +222,8 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
     },
     usage: usageOf(input.usage),
     durationMs: Math.max(0, Math.round(input.durationMs)),
+    dismissed: carried.dismissed.map(({ previous, reason }) => ({ ...brief(previous), reason })),
+    stillOpen: carried.stillOpen.map(({ previous, reason }) => ({ ...brief(previous), reason })),
     reasons: verdict.reasons,
     summary: input.review.summary,
     answer: input.review.answer,
@@ -280,12 +289,6 @@ function uniqueCodeFindings(findings: readonly CodeFinding[]): CodeFinding[] {
     seen.add(key)
     return true
   })
-}
-
-function samePrevious(previous: PreviousFinding, finding: Finding): boolean {
-  if (previous.file !== finding.file) return false
-  if (normalize(previous.title) === normalize(finding.title)) return true
-  return previous.line !== null && previous.line === finding.line
 }
 
 function plannedReviewers(plan: PlanFacts, outcomes: readonly ReviewerOutcome[]): string[] {

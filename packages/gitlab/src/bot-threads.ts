@@ -1,3 +1,4 @@
+import { Severity, type Severity as SeverityName } from "@opencode-reviewer/core"
 import type { ApiUser, Discussion } from "./api-schemas"
 import { markerIn, markers } from "./markers"
 
@@ -13,4 +14,14 @@ export function botThreads(discussions: readonly Discussion[], bot: ApiUser): Di
 export function threadResolved(discussion: Discussion): boolean {
   const resolvable = discussion.notes.filter((note) => note.resolvable)
   return resolvable.length > 0 && resolvable.every((note) => note.resolved === true)
+}
+
+/** The severity a thread stands at: the last bot note in it that states one. */
+export function threadSeverity(discussion: Discussion, botId: number): SeverityName | null {
+  for (const note of [...discussion.notes].reverse()) {
+    if (note.author.id !== botId) continue
+    const parsed = Severity.safeParse(markerIn(note.body, markers.severity))
+    if (parsed.success) return parsed.data
+  }
+  return null
 }

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest"
-import type { ReviewFinding, ReviewRecord } from "@opencode-reviewer/core"
+import { buildReviewRecord, type Finding, type ReviewFinding, type ReviewRecord } from "@opencode-reviewer/core"
 import { createTempRepo, startGitlabFake, type GitlabFake, type GitlabFakeOptions, type TempRepo } from "@opencode-reviewer/testkit"
-import { createGitlabProvider, type GitlabProviderOptions } from "./gitlab-provider"
+import { createGitlabProvider, type GitlabChange, type GitlabProviderOptions } from "./gitlab-provider"
 import { GitlabAuthError } from "./errors"
 
 // Every test runs the provider through real HTTP against the testkit's GitLab fake, over a real
@@ -79,8 +79,22 @@ const sqlFinding = (over: Partial<ReviewFinding> = {}): ReviewFinding => ({
   title: "SQL built from request input",
   body: "The id is concatenated into the query; use a parameter.",
   status: "new",
+  thread: null,
   ...over,
 })
+
+// A record as review.json would have it after this change: core matches the findings to the
+// provider's previous threads (what is fixed, dismissed or still open).
+function judged(change: GitlabChange, findings: Finding[]): ReviewRecord {
+  return buildReviewRecord({
+    review: { summary: "Re-review.", findings, answer: null },
+    plan: { tier: "lite", files: [{ path: "src/db.ts", noise: null }], agents: [{ name: "review_coordinator", role: "coordinator" }] },
+    reviewers: [],
+    durationMs: 1,
+    breakGlass: false,
+    previous: change.previousFindings,
+  })
+}
 
 function record(findings: ReviewFinding[], over: Partial<ReviewRecord> = {}): ReviewRecord {
   const critical = findings.some((finding) => finding.severity === "critical")
@@ -91,6 +105,8 @@ function record(findings: ReviewFinding[], over: Partial<ReviewRecord> = {}): Re
     injectionSuspected: false,
     findings,
     resolved: [],
+    dismissed: [],
+    stillOpen: [],
     coverage: { reviewedFiles: 2, filtered: [], failedReviewers: [], complete: true, unjudgedFindings: 0 },
     usage: { byAgent: {}, byModel: {}, costUsd: 0.12 },
     durationMs: 42_000,
@@ -336,10 +352,11 @@ describe("publishing", () => {
     expect(change.previousReview?.summary).toContain("significant concerns")
     expect(change.previousReview?.summary).not.toContain("<!--")
 
-    const result = await gitlab.publish(record([]))
+    expect(change.previousFindings[0]!.trace).toEqual({ file: "src/db.ts", line: null, changed: true })
+    const result = await gitlab.publish(judged(change, []))
     const discussion = fake.state.discussions.find((candidate) => candidate.id === first.threads.created[0]!.discussionId)!
     expect(discussion.resolved).toBe(true)
-    expect(discussion.notes.at(-1)!.body).toContain(`Fixed in ${fixed.slice(0, 8)}.`)
+    expect(discussion.notes.at(-1)!.body).toContain(`Fixed in ${fixed.slice(0, 8)}: the code at this line changed`)
     expect(result.threads.resolved).toEqual([{ discussionId: discussion.id }])
     expect(result.approval).toMatchObject({ action: "approved", sha: fixed })
     expect(summaryNotes()).toHaveLength(1)
@@ -351,11 +368,47 @@ describe("publishing", () => {
     const discussionId = first.threads.created[0]!.discussionId
     fake.addHumanNote("Won't fix: this table is internal and ids are numeric.", { discussionId })
     const gitlab = provider()
-    await gitlab.readChange()
-    await gitlab.publish(record([]))
+    const change = await gitlab.readChange()
+    expect(change.previousFindings[0]!.reply).toEqual({ by: "alice", kind: "acknowledged" })
+    const result = await gitlab.publish(judged(change, []))
     const discussion = fake.state.discussions.find((candidate) => candidate.id === discussionId)!
     expect(discussion.resolved).toBe(true)
-    expect(discussion.notes.at(-1)!.body).toContain("Resolving: acknowledged in this thread.")
+    expect(discussion.notes.at(-1)!.body).toContain("Dismissed, not fixed: accepted as it is by alice.")
+    expect(result.threads).toMatchObject({ resolved: [], dismissed: [{ discussionId }] })
+  })
+
+  test("an unfixed finding left out on a push that did not touch its code keeps its thread open, never \"fixed\"", async () => {
+    await start()
+    const first = await provider().publish(record([sqlFinding()]))
+    repo.git("checkout", "-q", "feature")
+    await repo.write({ "README.md": "# service\n\nMore words.\n" })
+    repo.commit("docs only")
+    repo.git("checkout", "-q", "main")
+    await fake.push()
+    const gitlab = provider()
+    const change = await gitlab.readChange()
+    expect(change.previousFindings[0]!.trace).toMatchObject({ file: "src/db.ts", line: 2, changed: false })
+    const reviewed = judged(change, [])
+    expect(reviewed.stillOpen).toEqual([expect.objectContaining({ id: first.threads.created[0]!.discussionId, reason: "not reported again, but the code at its lines did not change" })])
+    const result = await gitlab.publish(reviewed)
+    expect(result.threads.resolved).toEqual([])
+    expect(fake.state.discussions.find((candidate) => candidate.id === first.threads.created[0]!.discussionId)!.resolved).toBe(false)
+    expect(summaryNotes()[0]!.body).toContain("Earlier findings still open")
+  })
+
+  test("a reworded, re-categorised finding the coordinator says continues a thread keeps that thread", async () => {
+    await start()
+    const first = await provider().publish(record([sqlFinding()]))
+    const discussionId = first.threads.created[0]!.discussionId
+    const gitlab = provider()
+    const change = await gitlab.readChange()
+    const reworded = { ...sqlFinding(), category: "code-quality", title: "Unparameterised query", thread: discussionId }
+    const reviewed = judged(change, [reworded])
+    expect(reviewed.findings[0]).toMatchObject({ status: "persisting", thread: discussionId })
+    const result = await gitlab.publish(reviewed)
+    expect(result.threads.created).toEqual([])
+    expect(result.threads.kept).toEqual([{ findingId: "f1", discussionId, resolved: false }])
+    expect(fake.state.discussions.filter((candidate) => !candidate.individualNote)).toHaveLength(1)
   })
 
   test("a disagreement the coordinator rejects gets its rebuttal once, in the same thread", async () => {

@@ -21,6 +21,7 @@ import { createGitlabClient, type GitlabClient } from "./gitlab-client"
 import { botThreads, threadResolved } from "./bot-threads"
 import { markerIn, markers, stripMarkers } from "./markers"
 import type { DiffRefs } from "./position"
+import { readPreviousFindings } from "./previous-threads"
 import { publishReview, type PublishResult } from "./publisher"
 import { createRequester } from "./requester"
 
@@ -165,7 +166,13 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
           return local ?? authed(client.rawFile(path, refs.headSha))
         },
         unreviewed: assembled.unreviewed,
-        previousFindings: previous.findings,
+        previousFindings: await readPreviousFindings({
+          discussions,
+          bot,
+          headSha: refs.headSha,
+          files: state.files,
+          readFileAt: async (sha, path) => (options.readLocalFile ? await options.readLocalFile(sha, path).catch(() => null) : null) ?? client.rawFile(path, sha),
+        }),
       } satisfies GitlabChange
     },
     async readTrustedFile(path) {

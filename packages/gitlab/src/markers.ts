@@ -12,7 +12,36 @@ export const markers = {
   title: "title",
   /** A reply of the bot in its thread; value `<fingerprint>:<what>:<short sha>`. */
   reply: "reply",
+  /** The finding's category when the thread was posted (first note). */
+  category: "category",
+  /** Where the thread was anchored: base64url JSON `{sha, path, line}` of the reviewed head (first note). */
+  anchor: "anchor",
 } as const
+
+/** The commit, file and new-side line a thread was posted on. */
+export interface Anchor {
+  sha: string
+  path: string
+  line: number
+}
+
+/** The anchor marker's value for a thread posted at `anchor`. */
+export function encodeAnchor(anchor: Anchor): string {
+  return Buffer.from(JSON.stringify(anchor), "utf8").toString("base64url")
+}
+
+/** The anchor a thread's first note carries, or null (older threads, or a value that does not parse). */
+export function decodeAnchor(value: string | null): Anchor | null {
+  if (value === null) return null
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(value, "base64url").toString("utf8"))
+    const { sha, path, line } = (parsed ?? {}) as Record<string, unknown>
+    if (typeof sha !== "string" || typeof path !== "string" || typeof line !== "number" || !Number.isInteger(line) || line < 1) return null
+    return { sha, path, line }
+  } catch {
+    return null
+  }
+}
 
 /** A marker's value in a note body, or null. */
 export function markerIn(body: string, kind: string): string | null {

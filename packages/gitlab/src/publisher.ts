@@ -1,12 +1,12 @@
 import { randomBytes } from "node:crypto"
-import { compareSeverity, findingFingerprints, type Logger, type ReviewFinding, type ReviewRecord, type Severity, Severity as SeveritySchema } from "@opencode-reviewer/core"
+import { compareSeverity, findingFingerprints, type Logger, type ReviewFinding, type ReviewRecord, type Severity } from "@opencode-reviewer/core"
 import type { ApiMergeRequest, Discussion } from "./api-schemas"
 import type { CiContext } from "./ci-context"
 import { GitlabRequestError } from "./errors"
 import type { GitlabClient } from "./gitlab-client"
-import { botThreads, threadResolved } from "./bot-threads"
+import { botThreads, threadResolved, threadSeverity } from "./bot-threads"
 import type { ReadState } from "./gitlab-provider"
-import { markerIn, markers, prepareBody } from "./markers"
+import { encodeAnchor, markerIn, markers, prepareBody } from "./markers"
 import { anchorFinding, type DiffRefs } from "./position"
 import { renderSummary, renderThread, type InlineFinding } from "./summary"
 
@@ -44,8 +44,10 @@ export interface PublishResult {
     /** Findings whose thread from an earlier review already exists (open, or resolved by a person). */
     kept: (ThreadRef & { resolved: boolean })[]
     reopened: ThreadRef[]
-    /** Earlier threads whose finding is gone: answered "Fixed in …" and resolved. */
+    /** Earlier threads whose finding is gone because its code changed: answered "Fixed in …" and resolved. */
     resolved: { discussionId: string }[]
+    /** Earlier threads a person dismissed (won't fix, or argued): answered with why, and resolved. */
+    dismissed: { discussionId: string }[]
     /** Findings listed in the summary instead of inline, with why. */
     movedToSummary: { findingId: string; reason: string }[]
   }
@@ -78,7 +80,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
   const result: PublishResult = {
     files: [],
     summaryNote: null,
-    threads: { created: [], kept: [], reopened: [], resolved: [], movedToSummary: [] },
+    threads: { created: [], kept: [], reopened: [], resolved: [], dismissed: [], movedToSummary: [] },
     approval: { action: "failed", via: null, sha: null, detail: null },
     warnings: [],
     neutralized: 0,
@@ -109,10 +111,18 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
   }
 
   let discussions: Discussion[] = await client.discussions()
-  const existing = new Map<string, { discussion: Discussion; resolved: boolean; severity: Severity | null }>()
+  // The record says which earlier thread each finding continues (matched in core by the
+  // coordinator's claim, fingerprint, title or traced place); the fingerprint is only the fallback
+  // for a finding nothing matched, so a re-run never opens a second thread for the same marker.
+  const existing = new Map<string, { discussion: Discussion; fingerprint: string; resolved: boolean; severity: Severity | null }>()
   for (const discussion of botThreads(discussions, state.bot)) {
     const fingerprint = markerIn(discussion.notes[0]!.body, markers.finding) as string
-    if (!existing.has(fingerprint)) existing.set(fingerprint, { discussion, resolved: threadResolved(discussion), severity: lastSeverity(discussion, state.bot.id) })
+    existing.set(discussion.id, { discussion, fingerprint, resolved: threadResolved(discussion), severity: threadSeverity(discussion, state.bot.id) })
+  }
+  const continued = new Set(record.findings.flatMap((finding) => (finding.thread ? [finding.thread] : [])))
+  const threadOf = (finding: ReviewFinding, fingerprint: string) => {
+    if (finding.thread) return existing.get(finding.thread)
+    return [...existing.values()].find((thread) => thread.fingerprint === fingerprint && !continued.has(thread.discussion.id))
   }
 
   // (b) inline threads
@@ -139,17 +149,18 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
   }
   for (const [index, finding] of record.findings.entries()) {
     const fingerprint = fingerprints[index] as string
-    const thread = existing.get(fingerprint)
+    const thread = threadOf(finding, fingerprint)
     if (thread) {
+      continued.add(thread.discussion.id)
       const ref = { findingId: finding.id, discussionId: thread.discussion.id }
       if (!thread.resolved) {
         inline.push({ finding, thread: "open" })
         result.threads.kept.push({ ...ref, resolved: false })
-        await answerDisagreement(thread.discussion, finding, fingerprint).catch((error: unknown) => warn(`could not answer in thread ${thread.discussion.id}`, error))
+        await answerDisagreement(thread.discussion, finding, thread.fingerprint).catch((error: unknown) => warn(`could not answer in thread ${thread.discussion.id}`, error))
         continue
       }
       if (thread.severity !== null && compareSeverity(finding.severity, thread.severity) < 0) {
-        const reopened = await reopen(thread.discussion, finding, fingerprint, thread.severity).then(
+        const reopened = await reopen(thread.discussion, finding, thread.fingerprint, thread.severity).then(
           () => true,
           (error: unknown) => (warn(`could not reopen thread ${thread.discussion.id}`, error), false),
         )
@@ -172,6 +183,9 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
       [markers.finding, fingerprint],
       [markers.severity, finding.severity],
       [markers.title, Buffer.from(finding.title.slice(0, 300), "utf8").toString("base64url")],
+      [markers.category, Buffer.from(finding.category.slice(0, 100), "utf8").toString("base64url")],
+      // Where the thread sits, so the next review can tell whether the code at it changed.
+      ...(anchor.position.new_line ? [[markers.anchor, encodeAnchor({ sha: refs.headSha, path: anchor.position.new_path, line: anchor.position.new_line })] as [string, string]] : []),
     ])
     try {
       const discussion = await client.createThread(body, anchor.position, async () => {
@@ -193,27 +207,29 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
     }
   }
 
-  // (c) re-review: threads of findings that are gone
-  const reported = new Set(fingerprints)
+  // (c) re-review: earlier threads this review closes. Only those whose code changed are "fixed";
+  // a person's dismissal is answered with why; the rest (record.stillOpen) stay open.
   const unreviewedPaths = new Set(state.unreviewed.map((file) => file.path))
-  const stale = [...existing].filter(([fingerprint, thread]) => !reported.has(fingerprint) && !thread.resolved)
-  if (stale.length > 0 && record.coverage.failedReviewers.length > 0) {
-    warn(`${stale.length} earlier thread(s) left open: the review was partial, so a missing finding does not mean it was fixed`)
-  }
-  for (const [fingerprint, thread] of record.coverage.failedReviewers.length > 0 ? [] : stale) {
+  const closing = [
+    ...record.resolved.map((entry) => ({ id: entry.id, list: result.threads.resolved, text: `Fixed in ${short(reviewedHead)}: the code at this line changed and the finding is no longer reported.\n` })),
+    ...record.dismissed.map((entry) => ({ id: entry.id, list: result.threads.dismissed, text: `Dismissed, not fixed: ${entry.reason}.\n` })),
+  ]
+  for (const { id, list, text } of closing) {
+    const thread = existing.get(id)
+    if (!thread || thread.resolved) continue
     const position = thread.discussion.notes[0]?.position
     if (position?.new_path && unreviewedPaths.has(position.new_path)) continue
     try {
-      const tag = `${fingerprint}:fixed:${short(reviewedHead)}`
-      const body = prepare(resolutionNote(thread.discussion, state.bot.id, short(reviewedHead)), [[markers.reply, tag]])
+      const tag = `${thread.fingerprint}:${list === result.threads.resolved ? "fixed" : "dismissed"}:${short(reviewedHead)}`
+      const body = prepare(text, [[markers.reply, tag]])
       await client.reply(thread.discussion.id, body, async () => {
         const discussion = await client.discussion(thread.discussion.id)
         return discussion.notes.find((note) => note.author.id === state.bot.id && markerIn(note.body, markers.reply) === tag)
       })
       await client.resolveThread(thread.discussion.id, true)
-      result.threads.resolved.push({ discussionId: thread.discussion.id })
+      list.push({ discussionId: thread.discussion.id })
     } catch (error) {
-      warn(`could not resolve fixed thread ${thread.discussion.id}`, error)
+      warn(`could not resolve thread ${thread.discussion.id}`, error)
     }
   }
 
@@ -398,16 +414,6 @@ function refsOf(mergeRequest: ApiMergeRequest, fallback: DiffRefs): DiffRefs {
   return { baseSha: refs.base_sha, headSha: refs.head_sha, startSha: refs.start_sha ?? refs.base_sha }
 }
 
-// The severity a thread stands at: the last bot note in it that states one.
-function lastSeverity(discussion: Discussion, botId: number): Severity | null {
-  for (const note of [...discussion.notes].reverse()) {
-    if (note.author.id !== botId) continue
-    const parsed = SeveritySchema.safeParse(markerIn(note.body, markers.severity))
-    if (parsed.success) return parsed.data
-  }
-  return null
-}
-
 function fit(text: string): string {
   if (text.length <= maxNoteLength) return text
   return `${text.slice(0, maxNoteLength)}\n\n*(truncated: the full review is in the job's review.json artifact)*\n`
@@ -427,7 +433,7 @@ export function describePublishResult(result: PublishResult): string {
   if (result.summaryNote) lines.push(`GitLab: summary note ${result.summaryNote.id} ${result.summaryNote.action}`)
   const threads = result.threads
   lines.push(
-    `GitLab: threads ${threads.created.length} created, ${threads.kept.length} kept, ${threads.reopened.length} reopened, ${threads.resolved.length} resolved as fixed, ${threads.movedToSummary.length} in the summary`,
+    `GitLab: threads ${threads.created.length} created, ${threads.kept.length} kept, ${threads.reopened.length} reopened, ${threads.resolved.length} resolved as fixed, ${threads.dismissed.length} dismissed, ${threads.movedToSummary.length} in the summary`,
   )
   const approval = result.approval
   lines.push(`GitLab: ${approval.action.replace(/_/g, " ")}${approval.via ? ` (${approval.via.replace(/_/g, " ")})` : ""}${approval.detail ? ` — ${approval.detail}` : ""}`)
@@ -435,12 +441,3 @@ export function describePublishResult(result: PublishResult): string {
   return lines.join("\n") + "\n"
 }
 
-// Why a thread is being resolved: a person accepted the finding as it is, answered it, or the code changed.
-function resolutionNote(discussion: Discussion, botId: number, head: string): string {
-  const replies = discussion.notes.filter((note) => note.author.id !== botId && !note.system)
-  if (replies.some((note) => acknowledged.test(note.body))) return "Resolving: acknowledged in this thread.\n"
-  if (replies.length > 0) return `Resolving after reading the reply; the finding is no longer reported at ${head}.\n`
-  return `Fixed in ${head}.\n`
-}
-
-const acknowledged = /\b(won'?t|will not|not going to|wont) fix\b|\backnowledg|\bintended\b|\bby design\b|\baccepted risk\b/i

@@ -12,6 +12,7 @@ const finding = (over: Partial<ReviewFinding> = {}): ReviewFinding => ({
   title: "SQL built from request input",
   body: "The query concatenates `req.query.id`.",
   status: "new",
+  thread: null,
   ...over,
 })
 
@@ -22,6 +23,8 @@ const record = (over: Partial<ReviewRecord> = {}): ReviewRecord => ({
   injectionSuspected: false,
   findings: [],
   resolved: [],
+  dismissed: [],
+  stillOpen: [],
   coverage: { reviewedFiles: 3, filtered: [], failedReviewers: [], complete: true, unjudgedFindings: 0 },
   usage: { byAgent: {}, byModel: { "anthropic/claude": { input: 1200, output: 300, cacheRead: 0, cacheWrite: 0, costUsd: 0.42 } }, costUsd: 0.42 },
   durationMs: 65_000,

@@ -15,7 +15,7 @@ export interface SummaryInput {
   /** Findings that could not be anchored on a diff line, with why. */
   unanchored: { finding: ReviewFinding; reason: string }[]
   unreviewed: UnreviewedFile[]
-  /** Threads of earlier reviews resolved by this one. */
+  /** Threads of earlier reviews resolved by this one as fixed. */
   resolvedThreads: number
   breakGlass: { by: string; at: string | null } | null
   headSha: string | null
@@ -69,6 +69,16 @@ export function renderSummary(input: SummaryInput): string {
       lines.push(`- ${where}${oneLine(resolved.title)}`)
     }
     if (input.resolvedThreads > 0) lines.push(`- ${plural(input.resolvedThreads, "earlier thread")} resolved as fixed.`)
+    lines.push("")
+  }
+  if (record.dismissed.length > 0) {
+    lines.push("#### Dismissed, not fixed", "")
+    for (const entry of record.dismissed) lines.push(`- ${earlier(entry)} — ${oneLine(entry.reason)}`)
+    lines.push("")
+  }
+  if (record.stillOpen.length > 0) {
+    lines.push("#### Earlier findings still open", "")
+    for (const entry of record.stillOpen) lines.push(`- ${earlier(entry)} — ${oneLine(entry.reason)}`)
     lines.push("")
   }
 
@@ -153,6 +163,11 @@ function warnings(input: SummaryInput): { title: string; text: string }[] {
 function noFindings(input: SummaryInput): string {
   const gaps = input.record.coverage.failedReviewers.length > 0 || input.unreviewed.length > 0
   return gaps ? "No findings in what was reviewed. Parts of the change were not reviewed (see Coverage), so this is not a clean result." : "No findings."
+}
+
+function earlier(entry: { title: string; file: string | null; line: number | null }): string {
+  const where = entry.file === null ? "" : `${inlineCode(entry.line === null ? entry.file : `${entry.file}:${entry.line}`)} `
+  return `${where}${oneLine(entry.title)}`
 }
 
 function sorted<T>(items: readonly T[], finding: (item: T) => ReviewFinding): T[] {

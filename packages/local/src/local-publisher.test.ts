@@ -119,7 +119,7 @@ describe("publishLocal", () => {
       ...base,
       breakGlass: true,
       injectionSuspected: true,
-      previous: [{ id: "t9", title: "Old problem", file: "src/old.ts", line: 3 }],
+      previous: [{ id: "t9", title: "Old problem", file: "src/old.ts", line: 3, trace: { file: "src/old.ts", line: null, changed: true } }],
     })
     expect(markdown).toContain("# Code review: approved")
     expect(markdown).toContain("> **Break glass:** approved at a human's request")

@@ -120,9 +120,11 @@ const record: ReviewRecord = {
   breakGlass: false,
   injectionSuspected: false,
   findings: [
-    { id: "f1", reviewer: "security", severity: "warning", category: "security", file: "src/a.ts", line: 3, title: "a", body: "b", status: "new" },
+    { id: "f1", reviewer: "security", severity: "warning", category: "security", file: "src/a.ts", line: 3, title: "a", body: "b", status: "new", thread: null },
   ],
   resolved: [],
+  dismissed: [],
+  stillOpen: [],
   coverage: { reviewedFiles: 3, filtered: [], failedReviewers: [{ name: "performance", error: "provider overloaded" }], complete: true, unjudgedFindings: 0 },
   usage: { byAgent: {}, byModel: {}, costUsd: 0.0834 },
   durationMs: 10_000,

@@ -14,6 +14,8 @@ export const sampleRecord: ReviewRecord = {
     finding("f4", "performance", "critical", "Unbounded query", "SELECT * FROM users"),
   ],
   resolved: [],
+  dismissed: [],
+  stillOpen: [],
   coverage: { reviewedFiles: 12, filtered: [{ path: "bun.lock", reason: "lockfile" }], failedReviewers: [{ name: "documentation", error: "no output for 60 s" }], complete: true, unjudgedFindings: 0 },
   usage: {
     byAgent: {
@@ -34,5 +36,5 @@ export const sampleRecord: ReviewRecord = {
 }
 
 function finding(id: string, reviewer: string, severity: "critical" | "warning" | "suggestion", title: string, body: string): ReviewRecord["findings"][number] {
-  return { id, reviewer, severity, category: reviewer, file: "src/db.ts", line: 12, title, body, status: "new" }
+  return { id, reviewer, severity, category: reviewer, file: "src/db.ts", line: 12, title, body, status: "new", thread: null }
 }
