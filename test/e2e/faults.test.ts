@@ -1,9 +1,10 @@
+import { writeFileSync } from "node:fs"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
 import { renderReviewXml } from "@opencode-reviewer/core"
 import { findingsReply, statusReply, toolCall } from "@opencode-reviewer/testkit"
-import { cleanUp, gitlabScenario, specialists, sqlFinding, summaryNotes, threads } from "./harness"
+import { cleanUp, gitlabScenario, judge, specialists, sqlFinding, summaryNotes, threads } from "./harness"
 
 // The faults a pipeline really meets, each end to end: the real opencode binary, the scripted
 // model and the GitLab fake. Each test names the behaviour it proves.
@@ -128,4 +129,54 @@ describe("findings across pushes", () => {
     expect(thread!.notes.at(-1)!.body).toContain("Dismissed, not fixed")
     expect(thread!.notes.some((note) => /fixed in/i.test(note.body))).toBe(false)
   })
+})
+
+describe("GitLab moving or refusing under the review", () => {
+  test("the head moves while the review runs: the older sha is never approved, and the summary says what was reviewed", async () => {
+    const { scenario, fake, env } = await gitlabScenario()
+    for (const name of specialists) scenario.setReply(`fake/${name}`, findingsReply([]))
+    const reviewed = fake.state.versions.at(-1)!.headSha
+    // A push lands after the reviewers ran and before the review is submitted.
+    scenario.setReply("fake/coordinator", (request) => {
+      if (request.toolResults.length === 1) {
+        writeFileSync(join(scenario.repo.dir, "src/late.ts"), "export const late = true\n")
+        scenario.repo.commit("A late push")
+        void fake.push()
+      }
+      return judge(request)
+    })
+    const run = await scenario.run({ env })
+    const moved = fake.state.versions.at(-1)!.headSha
+    expect(moved).not.toBe(reviewed)
+    // The decision stands for what was reviewed and the exit code follows it; nothing is approved.
+    expect(run.record!.decision).toBe("approved")
+    expect(run.code, run.stderr).toBe(0)
+    expect(fake.state.approvals).toEqual([])
+    expect(fake.state.requests.filter((request) => request.path.endsWith("/approve"))).toEqual([])
+    expect(run.stderr).toContain(`GitLab: not approved — the merge request moved from ${reviewed.slice(0, 8)} to ${moved.slice(0, 8)}`)
+    const summary = summaryNotes(fake)[0]!.body
+    expect(summary).toContain(`this review covers ${reviewed.slice(0, 8)} only`)
+    expect(summary).toContain(`head \`${reviewed.slice(0, 8)}\``)
+  })
+
+  for (const [name, message] of [
+    ["line_code can't be blank", `400 Bad request - Note {:line_code=>["can't be blank", "must be a valid line code"]}`],
+    ["position is incomplete", `400 Bad request - Note {:line_code=>["can't be blank", "must be a valid line code"], :position=>["is incomplete"]}`],
+    ["an outdated position", `400 Bad request - Note {:position=>["is outdated"]}`],
+  ] as const) {
+    test(`GitLab refusing the DiffNote position (${name}): the finding goes into the summary, and the review says so`, async () => {
+      const { scenario, fake, env } = await gitlabScenario()
+      fake.failNext({ method: "POST", path: /\/discussions$/ }, { status: 400, body: { message } })
+      const run = await scenario.run({ env })
+      expect(run.code, run.stderr).toBe(2)
+      expect(run.record!.findings).toHaveLength(1)
+      expect(threads(fake)).toEqual([])
+      const summary = summaryNotes(fake)[0]!.body
+      expect(summary).toContain("Not on a diff line, so listed here (1)")
+      expect(summary).toContain(sqlFinding.title)
+      expect(summary).toContain(sqlFinding.body)
+      expect(summary).toContain("GitLab refused the line position")
+      expect(run.stderr).toContain("1 in the summary")
+    })
+  }
 })

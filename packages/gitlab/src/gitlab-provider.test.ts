@@ -513,7 +513,7 @@ describe("publishing", () => {
     expect(fake.state.approvals).toHaveLength(0)
   })
 
-  test("approving a head that moved during the review answers 409 and is reported, not retried", async () => {
+  test("a head that moved during the review is not approved at all, and the summary says what the review covers", async () => {
     await start()
     const gitlab = provider()
     await gitlab.readChange()
@@ -526,8 +526,19 @@ describe("publishing", () => {
     expect(result.approval).toMatchObject({ action: "not_approved", sha: head })
     expect(result.approval.detail).toContain(moved.slice(0, 8))
     expect(fake.state.approvals).toHaveLength(0)
+    expect(fake.state.requests.filter((request) => request.path.endsWith("/approve"))).toHaveLength(0)
+    expect(summaryNotes()[0]!.body).toContain(`moved from ${head.slice(0, 8)} to ${moved.slice(0, 8)} during the review: this review covers ${head.slice(0, 8)} only`)
+  })
+
+  test("a head that moves between the check and the approval: GitLab's 409 is reported, not retried", async () => {
+    await start()
+    const gitlab = provider()
+    await gitlab.readChange()
+    fake.failNext({ method: "POST", path: /\/approve$/ }, { status: 409, body: { message: "SHA does not match HEAD of source branch: 0123456789abcdef" } })
+    const result = await gitlab.publish(record([]))
+    expect(result.approval).toMatchObject({ action: "not_approved", sha: head })
+    expect(fake.state.approvals).toHaveLength(0)
     expect(fake.state.requests.filter((request) => request.path.endsWith("/approve"))).toHaveLength(1)
-    expect(summaryNotes()[0]!.body).toContain("changed during the review")
   })
 
   test("break glass and partial coverage are stated in the summary", async () => {

@@ -107,7 +107,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
   // threads show as outdated, which is the truth, rather than landing on the wrong lines.
   const refs: DiffRefs = currentHead === reviewedHead ? refsOf(current, state.refs) : state.refs
   if (currentHead !== reviewedHead) {
-    notices.push(`the merge request changed during the review (reviewed ${short(reviewedHead)}, now ${short(currentHead)}); the new commits need their own review`)
+    notices.push(`the merge request moved from ${short(reviewedHead)} to ${short(currentHead)} during the review: this review covers ${short(reviewedHead)} only, so it approves nothing; the newer commits need their own review`)
   }
 
   let discussions: Discussion[] = await client.discussions()
@@ -305,7 +305,7 @@ async function act(input: PublishInput, current: ApiMergeRequest, head: string, 
   switch (record.decision) {
     case "approved":
     case "approved_with_comments":
-      return approve(input, head)
+      return approve(input, head, current.diff_refs?.head_sha ?? current.sha ?? head)
     case "minor_issues":
       return unapprove(client, warn)
     case "significant_concerns": {
@@ -315,9 +315,18 @@ async function act(input: PublishInput, current: ApiMergeRequest, head: string, 
   }
 }
 
-async function approve(input: PublishInput, head: string): Promise<ApprovalOutcome> {
+async function approve(input: PublishInput, head: string, currentHead: string): Promise<ApprovalOutcome> {
   const { client } = input
   const outcome = (action: ApprovalOutcome["action"], detail: string | null): ApprovalOutcome => ({ action, via: "rest", sha: head, detail })
+  const moved = (now: string): ApprovalOutcome => ({
+    action: "not_approved",
+    via: null,
+    sha: head,
+    detail: `the merge request moved from ${short(head)} to ${short(now)} during the review; the new head needs its own review`,
+  })
+  // Known before asking: approving now would cover commits nobody reviewed. The sha parameter
+  // guards the race where it moves between this check and the call (GitLab answers 409).
+  if (currentHead !== head) return moved(currentHead)
   try {
     await client.approve(head)
     return outcome("approved", null)
@@ -325,8 +334,7 @@ async function approve(input: PublishInput, head: string): Promise<ApprovalOutco
     const status = error instanceof GitlabRequestError ? error.data.status : null
     if (status === 409) {
       // The head moved after the review: approving the new head would approve unreviewed code.
-      const now = await client.mergeRequest().then((mr) => mr.diff_refs?.head_sha ?? mr.sha ?? "unknown", () => "unknown")
-      return outcome("not_approved", `the merge request moved from ${short(head)} to ${short(now)} during the review; the new head needs its own review`)
+      return moved(await client.mergeRequest().then((mr) => mr.diff_refs?.head_sha ?? mr.sha ?? "unknown", () => "unknown"))
     }
     if (status === 401 || status === 403) {
       const approvals = await client.approvals().catch(() => null)

@@ -92,7 +92,7 @@ describe("renderSummary", () => {
     )
     expect(text).toContain("> **Break glass:** approved because alice asked for it (2026-01-01T10:00:00Z), whatever the review found.")
     expect(text).toContain("#### Answer\n\nYes, the flag is off by default.")
-    expect(text).toContain("- Note: the merge request changed during the review")
+    expect(text).toContain("> **Note:** the merge request changed during the review")
   })
 
   test("renderThread states severity, category, title and body", () => {

@@ -98,7 +98,6 @@ export function renderSummary(input: SummaryInput): string {
     lines.push("- Every scheduled reviewer finished.")
   }
   for (const note of record.notes) lines.push(`- Note: ${oneLine(note)}`)
-  for (const notice of input.notices) lines.push(`- Note: ${oneLine(notice)}`)
   lines.push("", "---", "", `*${footer(record)}*`)
   return lines.join("\n") + "\n"
 }
@@ -128,7 +127,7 @@ const threadLabels: Record<InlineFinding["thread"], string> = {
 
 function warnings(input: SummaryInput): { title: string; text: string }[] {
   const { record } = input
-  const result: { title: string; text: string }[] = []
+  const result: { title: string; text: string }[] = input.notices.map((notice) => ({ title: "Note:", text: notice }))
   if (input.breakGlass) {
     const when = input.breakGlass.at ? ` (${input.breakGlass.at})` : ""
     result.push({ title: "Break glass:", text: `approved because ${input.breakGlass.by} asked for it${when}, whatever the review found.` })
