@@ -180,3 +180,36 @@ describe("GitLab moving or refusing under the review", () => {
     })
   }
 })
+
+describe("two pipelines at once", () => {
+  test("two quick pushes reviewed at the same time: one summary note, no duplicate thread, the newer head's summary", async () => {
+    // GitLab itself stores a thread on an older version's SHAs (shown as outdated): "repository".
+    const { scenario, fake, env } = await gitlabScenario({ fake: { positionShas: "repository" } })
+    const firstHead = fake.state.versions.at(-1)!.headSha
+    // Both reviews reach thread creation, then summary creation, at the same moment: each lists
+    // the merge request, finds nothing of the other's, and creates.
+    const threadsHeld = fake.holdTogether({ method: "POST", path: /\/merge_requests\/\d+\/discussions$/ }, 2)
+    const summariesHeld = fake.holdTogether({ method: "POST", path: /\/merge_requests\/\d+\/notes$/ }, 2)
+    const older = scenario.run({ env, outputDir: join(scenario.outputDir, "..", "pipeline-1") })
+    // The second push lands once the first pipeline has read its change and is running the model.
+    await scenario.server.wait(1, { match: (request) => request.model === "coordinator" && !request.isTitle })
+    writeFileSync(join(scenario.repo.dir, "src/util.ts"), "export const retries = 3\n")
+    scenario.repo.commit("A quick second push")
+    await fake.push()
+    const secondHead = fake.state.versions.at(-1)!.headSha
+    const newer = scenario.run({ env, outputDir: join(scenario.outputDir, "..", "pipeline-2") })
+    const [first, second] = await Promise.all([older, newer])
+    await Promise.all([threadsHeld.arrived, summariesHeld.arrived])
+
+    expect(first.code, first.stderr).toBe(2)
+    expect(second.code, second.stderr).toBe(2)
+    const [summary, ...duplicates] = summaryNotes(fake)
+    expect(duplicates).toEqual([])
+    expect(summary!.body).toContain(`head \`${secondHead.slice(0, 8)}\``)
+    expect(threads(fake)).toHaveLength(1)
+    // Two were created; the younger gave way (deleted), and nothing is approved.
+    expect(fake.state.requests.filter((request) => request.method === "DELETE").length).toBeGreaterThanOrEqual(2)
+    expect(fake.state.approvals).toEqual([])
+    expect(first.stderr).toContain(`moved from ${firstHead.slice(0, 8)}`)
+  })
+})

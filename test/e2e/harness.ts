@@ -16,6 +16,7 @@ import {
   type TempRepo,
   startGitlabFake,
   type GitlabFake,
+  type GitlabFakeOptions,
 } from "@opencode-reviewer/testkit"
 
 // Shared by the end-to-end review suites: a temp repo with a change, the scripted model playing a
@@ -82,8 +83,8 @@ export interface Scenario {
   configFile: string
   /** Replaces the scripted reply of one model (e.g. "fake/security") for the following requests. */
   setReply(model: string, reply: Reply | ((request: RecordedRequest) => Reply)): void
-  /** Runs `opencode-reviewer review` once more (same repo, config and model). */
-  run(options?: { args?: string[]; env?: Record<string, string> }): Promise<Run>
+  /** Runs `opencode-reviewer review` once more (same repo, config and model); `outputDir` for a run beside another. */
+  run(options?: { args?: string[]; env?: Record<string, string>; outputDir?: string }): Promise<Run>
 }
 
 /** A repo on `feature` with a change against `main`, a scripted model, and a config pointing at it. */
@@ -142,11 +143,12 @@ export async function createScenario(options: ScenarioOptions = {}): Promise<Sce
       replies[model] = reply
     },
     async run(runOptions = {}) {
-      await rm(join(outputDir, "review.json"), { force: true })
+      const output = runOptions.outputDir ?? outputDir
+      await rm(join(output, "review.json"), { force: true })
       let stdout = ""
       let stderr = ""
       const code = await main({
-        argv: ["review", "--repo", repo.dir, "--config", configFile, "--output-dir", outputDir, ...(runOptions.args ?? [])],
+        argv: ["review", "--repo", repo.dir, "--config", configFile, "--output-dir", output, ...(runOptions.args ?? [])],
         env: { ...gitEnv(repo.dir), ...runOptions.env },
         cwd: repo.dir,
         stdout: (chunk) => void (stdout += chunk),
@@ -154,7 +156,7 @@ export async function createScenario(options: ScenarioOptions = {}): Promise<Sce
         stdin: async () => new Uint8Array(),
         execPath: process.execPath,
       })
-      const record = await readFile(join(outputDir, "review.json"), "utf8").then(
+      const record = await readFile(join(output, "review.json"), "utf8").then(
         (json) => JSON.parse(json) as ReviewRecord,
         () => null,
       )
@@ -164,7 +166,9 @@ export async function createScenario(options: ScenarioOptions = {}): Promise<Sce
 }
 
 /** A scenario whose change is merge request !7 of a GitLab fake, with the CI variables of its pipeline. */
-export async function gitlabScenario(options: { description?: string; scenario?: ScenarioOptions } = {}): Promise<{ scenario: Scenario; fake: GitlabFake; env: Record<string, string> }> {
+export async function gitlabScenario(
+  options: { description?: string; scenario?: ScenarioOptions; fake?: Partial<GitlabFakeOptions> } = {},
+): Promise<{ scenario: Scenario; fake: GitlabFake; env: Record<string, string> }> {
   const scenario = await createScenario(options.scenario)
   const fake = await startGitlabFake({
     repoDir: scenario.repo.dir,
@@ -172,6 +176,7 @@ export async function gitlabScenario(options: { description?: string; scenario?:
     targetBranch: "main",
     title: "Add login",
     ...(options.description ? { description: options.description } : {}),
+    ...options.fake,
   })
   cleanups.push(() => fake.close())
   const env = {

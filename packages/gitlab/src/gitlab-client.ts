@@ -33,6 +33,8 @@ export interface GitlabClient {
   /** Posts a note made of quick actions only; GitLab may answer without a note (it executes and drops it). */
   postCommand(command: string, landed: () => Promise<unknown>): Promise<void>
   editNote(noteId: number, body: string): Promise<ApiNote>
+  /** Deletes one of the bot's notes (a thread's only note deletes the thread); a note already gone is not an error. */
+  deleteNote(noteId: number): Promise<void>
   createThread(body: string, position: TextPosition, landed: () => Promise<Discussion | undefined>): Promise<Discussion>
   reply(discussionId: string, body: string, landed: () => Promise<ApiNote | undefined>): Promise<ApiNote>
   resolveThread(discussionId: string, resolved: boolean): Promise<void>
@@ -139,6 +141,14 @@ export function createGitlabClient(options: ClientOptions): GitlabClient {
     },
     async editNote(noteId, body) {
       return parseOne(ApiNote, await api.MergeRequestNotes.edit(projectId, iid, noteId, { body }), `PUT ${mr}/notes/${noteId}`)
+    },
+    async deleteNote(noteId) {
+      try {
+        await api.MergeRequestNotes.remove(projectId, iid, noteId)
+      } catch (error) {
+        if (error instanceof GitlabRequestError && error.data.status === 404) return
+        throw error
+      }
     },
     async createThread(body, position, landed) {
       // JSON, not gitbeaker's multipart: its form encoding cuts a path at "&" (gitlab-api.md §0.2).

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto"
 import { compareSeverity, findingFingerprints, type Logger, type ReviewFinding, type ReviewRecord, type Severity } from "@opencode-reviewer/core"
-import type { ApiMergeRequest, Discussion } from "./api-schemas"
+import type { ApiMergeRequest, ApiNote, Discussion } from "./api-schemas"
 import type { CiContext } from "./ci-context"
 import { GitlabRequestError } from "./errors"
 import type { GitlabClient } from "./gitlab-client"
@@ -38,7 +38,8 @@ export interface ApprovalOutcome {
 export interface PublishResult {
   /** Always empty: the GitLab provider writes nothing locally. */
   files: string[]
-  summaryNote: { id: number; action: "created" | "updated" } | null
+  /** "kept": left as it was, because it holds the review of a newer head than this one. */
+  summaryNote: { id: number; action: "created" | "updated" | "kept" } | null
   threads: {
     created: ThreadRef[]
     /** Findings whose thread from an earlier review already exists (open, or resolved by a person). */
@@ -52,6 +53,8 @@ export interface PublishResult {
     movedToSummary: { findingId: string; reason: string }[]
   }
   approval: ApprovalOutcome
+  /** Facts about this run the summary states at the top (the merge request moved during the review, ...). */
+  notices: string[]
   /** Things that went wrong without failing the review. */
   warnings: string[]
   /** How many quick actions, mentions and the like were neutralised in what we posted. */
@@ -82,6 +85,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
     summaryNote: null,
     threads: { created: [], kept: [], reopened: [], resolved: [], dismissed: [], movedToSummary: [] },
     approval: { action: "failed", via: null, sha: null, detail: null },
+    notices: [],
     warnings: [],
     neutralized: 0,
   }
@@ -97,7 +101,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
   }
 
   const reviewedHead = state.refs.headSha
-  const notices: string[] = []
+  const notices = result.notices
   const current = await client.mergeRequest().catch((error: unknown) => {
     warn("could not re-read the merge request before publishing", error)
     return state.mergeRequest
@@ -110,7 +114,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
     notices.push(`the merge request moved from ${short(reviewedHead)} to ${short(currentHead)} during the review: this review covers ${short(reviewedHead)} only, so it approves nothing; the newer commits need their own review`)
   }
 
-  let discussions: Discussion[] = await client.discussions()
+  const discussions: Discussion[] = await client.discussions()
   // The record says which earlier thread each finding continues (matched in core by the
   // coordinator's claim, fingerprint, title or traced place); the fingerprint is only the fallback
   // for a finding nothing matched, so a re-run never opens a second thread for the same marker.
@@ -207,6 +211,10 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
     }
   }
 
+  // Two pipelines publishing at once can both have opened a thread for the same finding; the
+  // younger one (created later, so it sees the older when it looks) gives way, as for the summary.
+  if (result.threads.created.length > 0) await yieldDuplicateThreads()
+
   // (c) re-review: earlier threads this review closes. Only those whose code changed are "fixed";
   // a person's dismissal is answered with why; the rest (record.stillOpen) stay open.
   const unreviewedPaths = new Set(state.unreviewed.map((file) => file.path))
@@ -246,30 +254,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
   })
   const tag = `${reviewedHead}:${randomBytes(6).toString("hex")}`
   const summaryBody = prepare(fit(text), [[markers.summary, tag]])
-  discussions = await client.discussions().catch(() => discussions)
-  const previousSummary = discussions
-    .flatMap((discussion) => discussion.notes)
-    .filter((note) => note.author.id === state.bot.id && !note.system && markerIn(note.body, markers.summary) !== null)
-    .at(-1)
-  const createSummary = async () => {
-    const note = await client.createNote(summaryBody, async () =>
-      (await client.discussions())
-        .flatMap((discussion) => discussion.notes)
-        .find((candidate) => candidate.author.id === state.bot.id && markerIn(candidate.body, markers.summary) === tag),
-    )
-    result.summaryNote = { id: note.id, action: "created" }
-  }
-  if (previousSummary) {
-    try {
-      const note = await client.editNote(previousSummary.id, summaryBody)
-      result.summaryNote = { id: note.id, action: "updated" }
-    } catch (error) {
-      if (!(error instanceof GitlabRequestError && error.data.status === 404)) throw error
-      await createSummary()
-    }
-  } else {
-    await createSummary()
-  }
+  await writeSummary(summaryBody, tag)
 
   // (d) the decision's action
   result.approval = await act(input, current, reviewedHead, warn)
@@ -285,6 +270,73 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
     "review published",
   )
   return result
+
+  // One summary note per merge request, though GitLab has no locks and two pipelines may publish at
+  // once: the oldest bot summary is the one; a younger one (ours just created, or a leftover) gives
+  // way and is deleted. A review of an older head never overwrites the summary of the current head.
+  async function writeSummary(body: string, tag: string): Promise<void> {
+    const summaries = async () =>
+      (await client.discussions())
+        .flatMap((discussion) => discussion.notes)
+        .filter((note) => note.author.id === state.bot.id && !note.system && markerIn(note.body, markers.summary) !== null)
+        .sort((a, b) => a.id - b.id)
+    const writable = (note: ApiNote) => reviewedHead === currentHead || markerIn(note.body, markers.summary)?.split(":")[0] !== currentHead
+    let found = await summaries()
+    if (found.length === 0) {
+      const note = await client.createNote(body, async () => (await summaries()).find((candidate) => markerIn(candidate.body, markers.summary) === tag))
+      result.summaryNote = { id: note.id, action: "created" }
+      found = await summaries()
+      if (found[0] === undefined || found[0].id === note.id) return deleteYounger(found, note.id)
+      // Another run's summary landed first: ours gives way.
+      await client.deleteNote(note.id)
+      result.summaryNote = null
+      found = found.filter((candidate) => candidate.id !== note.id)
+    }
+    const keep = found[0]!
+    if (!writable(keep)) {
+      result.summaryNote = { id: keep.id, action: "kept" }
+      warn(`summary note ${keep.id} left as it is: it belongs to the review of the current head ${short(currentHead)}`)
+    } else {
+      try {
+        const note = await client.editNote(keep.id, body)
+        result.summaryNote = { id: note.id, action: "updated" }
+      } catch (error) {
+        // Deleted meanwhile (by a person, or by a concurrent run giving way): start over once.
+        if (!(error instanceof GitlabRequestError && error.data.status === 404)) throw error
+        const note = await client.createNote(body, async () => (await summaries()).find((candidate) => markerIn(candidate.body, markers.summary) === tag))
+        result.summaryNote = { id: note.id, action: "created" }
+        return deleteYounger(await summaries(), note.id)
+      }
+    }
+    await deleteYounger(found, keep.id)
+  }
+
+  async function deleteYounger(found: readonly ApiNote[], keep: number): Promise<void> {
+    for (const extra of found.filter((note) => note.id > keep)) {
+      await client.deleteNote(extra.id).catch((error: unknown) => warn(`could not delete the duplicate summary note ${extra.id}`, error))
+    }
+  }
+
+  async function yieldDuplicateThreads(): Promise<void> {
+    const threads = botThreads(await client.discussions().catch(() => []), state.bot)
+    for (const created of [...result.threads.created]) {
+      const mine = threads.find((discussion) => discussion.id === created.discussionId)
+      if (!mine) continue
+      const fingerprint = markerIn(mine.notes[0]!.body, markers.finding)
+      const older = threads.find((discussion) => discussion.id !== mine.id && markerIn(discussion.notes[0]!.body, markers.finding) === fingerprint && discussion.notes[0]!.id < mine.notes[0]!.id)
+      if (!older) continue
+      try {
+        await client.deleteNote(mine.notes[0]!.id)
+      } catch (error) {
+        warn(`could not delete the duplicate thread ${mine.id}`, error)
+        continue
+      }
+      result.threads.created.splice(result.threads.created.indexOf(created), 1)
+      result.threads.kept.push({ findingId: created.findingId, discussionId: older.id, resolved: threadResolved(older) })
+      const shown = inline.find((entry) => entry.finding.id === created.findingId)
+      if (shown) shown.thread = threadResolved(older) ? "resolved" : "open"
+    }
+  }
 
   async function reopen(discussion: Discussion, finding: ReviewFinding, fingerprint: string, was: Severity): Promise<void> {
     const tag = `${fingerprint}:reopened:${short(reviewedHead)}`
@@ -445,6 +497,7 @@ export function describePublishResult(result: PublishResult): string {
   )
   const approval = result.approval
   lines.push(`GitLab: ${approval.action.replace(/_/g, " ")}${approval.via ? ` (${approval.via.replace(/_/g, " ")})` : ""}${approval.detail ? ` — ${approval.detail}` : ""}`)
+  for (const notice of result.notices) lines.push(`GitLab note: ${notice}`)
   for (const warning of result.warnings) lines.push(`GitLab warning: ${warning}`)
   return lines.join("\n") + "\n"
 }

@@ -50,11 +50,19 @@ export interface GitlabFake {
   resolveAsHuman(discussionId: string): void
   /** Adds a system note (e.g. "changed the description"), as GitLab does for events. */
   addSystemNote(body: string, options?: { author?: string }): FakeNote
+  /** Edits the MR description as its author would in the UI: GitLab adds a "changed the description" system note. */
+  setDescription(description: string): void
   /**
    * Makes the next matching request(s) fail (first registered rule first). `path` is tested against
    * the raw request path, e.g. `/api/v4/projects/42/merge_requests/7/notes`.
    */
   failNext(match: { method?: string; path?: RegExp }, failure: FakeFailure, times?: number): void
+  /**
+   * Holds the next `count` matching requests before they are processed, and lets them all go on
+   * together once the last has arrived: two clients then act on the same state, as two pipelines
+   * publishing at once do. `arrived` resolves when all are held. Not a GitLab behaviour: a test tool.
+   */
+  holdTogether(match: { method?: string; path?: RegExp }, count: number): { arrived: Promise<void> }
   close(): Promise<void>
 }
 
@@ -363,6 +371,14 @@ interface Route {
   run(context: Context): Reply | Promise<Reply>
 }
 
+interface HoldRule {
+  method?: string
+  path?: RegExp
+  remaining: number
+  waiting: (() => void)[]
+  arrived: () => void
+}
+
 interface FailureRule {
   method?: string
   path?: RegExp
@@ -434,6 +450,18 @@ export async function startGitlabFake(options: GitlabFakeOptions): Promise<Gitla
     fakeErrors: [],
   }
   const failures: FailureRule[] = []
+  const holds: HoldRule[] = []
+  const hold = async (method: string, path: string) => {
+    const rule = holds.find((candidate) => candidate.remaining > 0 && (!candidate.method || candidate.method === method) && (!candidate.path || candidate.path.test(path)))
+    if (!rule) return
+    rule.remaining -= 1
+    const released = new Promise<void>((resolve) => rule.waiting.push(resolve))
+    if (rule.remaining === 0) {
+      rule.arrived()
+      for (const release of rule.waiting.splice(0)) release()
+    }
+    await released
+  }
   const maxPatchBytes = options.maxPatchBytes ?? 200 * 1024
   const started = performance.now()
   let baseUrl = ""
@@ -2014,6 +2042,7 @@ export async function startGitlabFake(options: GitlabFakeOptions): Promise<Gitla
         entry.body = body.value
         if (body.form) entry.form = body.form
         if (body.raw !== undefined) entry.rawBody = body.raw
+        await hold(request.method, url.pathname)
         const failure = takeFailure(request.method, url.pathname)
         if (failure && !(failure.status === 502 && "afterStore" in failure && failure.afterStore)) {
           entry.injected = String(failure.status)
@@ -2096,8 +2125,19 @@ export async function startGitlabFake(options: GitlabFakeOptions): Promise<Gitla
     addSystemNote(body, noteOptions = {}) {
       return systemNote(body, humanUser(noteOptions.author))
     },
+    setDescription(description) {
+      mr.description = description
+      systemNote("changed the description", author)
+      mr.updatedAt = now()
+    },
     failNext(match, failure, times = 1) {
       failures.push({ method: match.method, path: match.path, failure, remaining: times })
+    },
+    holdTogether(match, count) {
+      let arrived = () => {}
+      const promise = new Promise<void>((resolve) => (arrived = resolve))
+      holds.push({ method: match.method, path: match.path, remaining: count, waiting: [], arrived })
+      return { arrived: promise }
     },
     async close() {
       await server.stop(true)
