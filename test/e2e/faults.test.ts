@@ -1,5 +1,5 @@
 import { writeFileSync } from "node:fs"
-import { readFile } from "node:fs/promises"
+import { readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
 import { renderReviewXml } from "@opencode-reviewer/core"
@@ -212,4 +212,81 @@ describe("two pipelines at once", () => {
     expect(fake.state.approvals).toEqual([])
     expect(first.stderr).toContain(`moved from ${firstHead.slice(0, 8)}`)
   })
+})
+
+describe("a review that cannot run", () => {
+  // The scripted provider's key comes from FAKE_API_KEY, as a real provider block's would.
+  async function keyedScenario() {
+    const setup = await gitlabScenario()
+    const config = JSON.parse(await readFile(setup.scenario.configFile, "utf8")) as { provider: { fake: { options: { apiKey: string } } } }
+    config.provider.fake.options.apiKey = "{env:FAKE_API_KEY}"
+    await writeFile(setup.scenario.configFile, JSON.stringify(config))
+    return { ...setup, env: { ...setup.env, FAKE_API_KEY: "sk-test" } }
+  }
+
+  test("every model answering 401: exit 1 in seconds, the provider and the key to set named, a could-not-run note edited on the next run", async () => {
+    const { scenario, fake, env } = await keyedScenario()
+    const refused = statusReply(401, { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" })
+    for (const model of ["coordinator", ...specialists]) scenario.setReply(`fake/${model}`, refused)
+    const started = performance.now()
+    const run = await scenario.run({ env })
+    const seconds = (performance.now() - started) / 1000
+    expect(run.code, run.stderr).toBe(1)
+    expect(seconds).toBeLessThan(20)
+    expect(run.stderr).toMatch(/error: an authentication problem stopped the review: provider fake at \S+ refused the credentials \(HTTP 401\)/)
+    expect(run.stderr).toContain("hint: set FAKE_API_KEY to a valid key for provider fake")
+    expect(run.record).toBeNull()
+    expect(JSON.parse(await readFile(join(scenario.outputDir, "review-error.json"), "utf8"))).toMatchObject({ error: "ReviewRunError", hint: expect.stringContaining("FAKE_API_KEY") })
+    expect(await readFile(join(scenario.outputDir, "review.md"), "utf8")).toContain("# Code review: could not run")
+    expect(fake.state.approvals).toEqual([])
+    const [note, ...more] = summaryNotes(fake)
+    expect(more).toEqual([])
+    expect(note!.body).toContain("AI code review: could not run")
+    expect(note!.body).not.toMatch(/✅|approved with|no findings/i)
+    // A second failing run edits the same note.
+    const again = await scenario.run({ env })
+    expect(again.code).toBe(1)
+    expect(summaryNotes(fake).map((candidate) => candidate.id)).toEqual([note!.id])
+    expect(threads(fake)).toEqual([])
+  })
+
+  test("a key that is not set stops the review before OpenCode starts, naming the variable", async () => {
+    const { scenario, fake, env } = await keyedScenario()
+    const { FAKE_API_KEY: _unset, ...withoutKey } = env
+    const run = await scenario.run({ env: withoutKey })
+    expect(run.code, run.stderr).toBe(1)
+    expect(run.stderr).toContain("error: an authentication problem stops the review before it starts: provider fake (for review_coordinator")
+    expect(run.stderr).toContain("the config's apiKey is {env:FAKE_API_KEY}, and FAKE_API_KEY is not set")
+    expect(run.stderr).toMatch(/hint: set FAKE_API_KEY/)
+    expect(scenario.server.requests).toEqual([])
+    expect(summaryNotes(fake)[0]!.body).toContain("FAKE_API_KEY is not set")
+    expect(fake.state.approvals).toEqual([])
+  })
+
+  // Stand-in opencode binaries for the ways it fails to start, as a broken install or a crash would.
+  async function brokenOpencode(scenario: Awaited<ReturnType<typeof gitlabScenario>>["scenario"], script: string): Promise<string> {
+    const binary = join(scenario.outputDir, "..", `opencode-${Math.random().toString(36).slice(2)}`)
+    await writeFile(binary, `#!/bin/sh\n${script}\n`, { mode: 0o755 })
+    return binary
+  }
+
+  for (const [name, make, expected] of [
+    ["the binary is missing", async () => "/nonexistent/opencode", /cannot start opencode at \/nonexistent\/opencode: ENOENT/],
+    ["it exits at once", (scenario: Parameters<typeof brokenOpencode>[0]) => brokenOpencode(scenario, 'echo "error: failed to load: libstdc++.so.6 not found" >&2\nexit 127'), /opencode exited with code 127 before printing anything: error: failed to load: libstdc\+\+/],
+    ["it crashes after its first event", (scenario: Parameters<typeof brokenOpencode>[0]) => brokenOpencode(scenario, 'cat > /dev/null\necho \'{"type":"step_start","timestamp":1,"sessionID":"ses_1","part":{"type":"step-start"}}\'\necho "Segmentation fault (core dumped)" >&2\nexit 139'), /opencode exited with code 139 after 1 event: Segmentation fault/],
+  ] as const) {
+    test(`OpenCode cannot start (${name}): exit 1, an error naming opencode, nothing approved, local outputs say what happened`, async () => {
+      const { scenario, fake, env } = await gitlabScenario()
+      const binary = await make(scenario)
+      const run = await scenario.run({ env: { ...env, OPENCODE_BIN: binary } })
+      expect(run.code, run.stderr).toBe(1)
+      expect(run.stderr).toMatch(expected)
+      expect(run.record).toBeNull()
+      const error = JSON.parse(await readFile(join(scenario.outputDir, "review-error.json"), "utf8")) as { message: string }
+      expect(error.message).toMatch(expected)
+      expect(await readFile(join(scenario.outputDir, "review.md"), "utf8")).toMatch(expected)
+      expect(fake.state.approvals).toEqual([])
+      expect(summaryNotes(fake)[0]!.body).toContain("AI code review: could not run")
+    })
+  }
 })

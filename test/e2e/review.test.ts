@@ -132,7 +132,8 @@ describe("opencode-reviewer review", () => {
     expect(run.code).toBe(1)
     const port = new URL(run.server.url).host
     expect(run.stderr).toContain(`APIError 401 from ${port}`)
-    expect(run.stderr).toMatch(/hint: the provider at .* refused the credentials/)
+    expect(run.stderr).toMatch(/error: an authentication problem stopped the review: provider fake at \S+ refused the credentials \(HTTP 401\) for fake\/top/)
+    expect(run.stderr).toContain("hint: provider.fake.options.apiKey in the config holds a key the provider refuses: replace it")
     expect(run.server.requests.filter((request) => request.model === "top")).toHaveLength(1)
     expect(run.server.requests.filter((request) => request.model === "coordinator")).toHaveLength(0)
     expect(run.record).toBeNull()
@@ -173,7 +174,7 @@ describe("opencode-reviewer review", () => {
     const run = await review({ coordinator: ["fake/coordinator", "fake/second"], env: { OPENCODE_BIN: binary } })
     expect(run.code).toBe(1)
     expect((await readFile(join(scratch, "attempts"), "utf8")).trim().split("\n")).toEqual(['"model":"fake/coordinator"', '"model":"fake/second"'])
-    expect(run.stderr).toMatch(/the coordinator could not finish the review:\n\s+fake\/coordinator: exited 3 before any output: error: failed to start: out of file handles\n\s+fake\/second: exited 3/)
+    expect(run.stderr).toMatch(/the coordinator could not finish the review:\n\s+fake\/coordinator: opencode exited with code 3 before printing anything: error: failed to start: out of file handles\n\s+fake\/second: opencode exited with code 3/)
   })
 
   test("carries a 2 MB description through stdin to the coordinator", async () => {

@@ -35,7 +35,7 @@ import { CliUsageError, exitCodeFor, formatError, ReviewIncompleteError } from "
 import { commandHelp, mainHelp } from "./help"
 import { createLogger } from "./log"
 import { renderPlan } from "./render"
-import { finishEmptyReview, finishReview, runReview } from "./review"
+import { clearReviewOutputs, finishEmptyReview, finishReview, reportFailure, runReview } from "./review"
 import { observeReview } from "./observe"
 import { findAssets } from "./assets"
 import packageJson from "../package.json" with { type: "json" }
@@ -129,6 +129,7 @@ async function review(args: string[], io: Io): Promise<number> {
     throw new CliUsageError(`--fail-on must be one of ${Decision.options.join(", ")}`, "review")
   }
   const prepared = await prepare(values, io, "review")
+  await clearReviewOutputs(prepared.outputDir)
   const observe = observeReview(prepared, io)
   const { endpoint } = prepared.config.tracing
   const tracing = createTracing(endpoint ? { endpoint } : {})
@@ -146,6 +147,7 @@ async function review(args: string[], io: Io): Promise<number> {
     .span("review", attributes, run)
     .catch(async (error: unknown) => {
       await observe.failed(error)
+      await reportFailure(prepared, error, io)
       throw error
     })
     .finally(() => tracing.shutdown())

@@ -11,6 +11,10 @@ import {
   runCoordinator,
   buildReviewRecord,
   writeReports,
+  reportFiles,
+  missingProviderKeys,
+  providerKeyVariables,
+  ProviderKeyMissingError,
   Finding,
   parsePlanFacts,
   parseReview,
@@ -38,6 +42,43 @@ export interface CoordinatorOutcome {
   durationMs: number
 }
 
+/** The review was done, but publishing it on the merge request failed; review.json has it. */
+export class ReviewPublishError extends ReviewError<{ hint: string }> {
+  constructor(cause: unknown) {
+    super("ReviewPublishError", `the review was done but could not be published: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      hint: "review.json, review.md and the reports in the output dir hold the review; re-run the job to publish it",
+    }, { cause })
+  }
+}
+
+/** The files a review writes into the output dir; a run removes them first, so none is left from an earlier run. */
+export const reviewOutputs = ["review.json", "review.md", "review-error.json", reportFiles.codeQuality, reportFiles.sarif] as const
+
+/** Removes an earlier run's review outputs, so a failed run can never leave a stale review.json behind. */
+export async function clearReviewOutputs(outputDir: string): Promise<void> {
+  await Promise.all(reviewOutputs.map((name) => rm(join(outputDir, name), { force: true })))
+}
+
+/**
+ * When no review could be produced: `review-error.json` and a `review.md` that say what happened
+ * and what to do, then the provider's word on the merge request (a "could not run" summary, the
+ * bot's approval revoked). A review that was done but not published keeps its outputs.
+ */
+export async function reportFailure(prepared: Prepared, error: unknown, io: Io): Promise<void> {
+  const message = error instanceof Error ? error.message : String(error)
+  const hint = error instanceof ReviewError && typeof error.data.hint === "string" ? error.data.hint : null
+  const name = error instanceof Error ? error.name : "Error"
+  const record = { error: name, message, hint, head: prepared.change.mergeRequest.headSha, at: new Date().toISOString() }
+  await mkdir(prepared.outputDir, { recursive: true })
+  await writeFile(join(prepared.outputDir, "review-error.json"), JSON.stringify(record, null, 2) + "\n")
+  if (error instanceof ReviewPublishError) return
+  const markdown = ["# Code review: could not run", "", "Nothing was reviewed.", "", "~~~text", message.replace(/~{3,}/g, "~~"), "~~~", ""]
+  if (hint) markdown.push(`**What to do:** ${hint}`, "")
+  await writeFile(join(prepared.outputDir, "review.md"), markdown.join("\n"))
+  const lines = (await prepared.provider.publishFailure?.({ message, hint }).catch(() => [])) ?? []
+  for (const line of lines) io.stderr(`${line}\n`)
+}
+
 /** The review could not be produced; the message names every attempt. */
 export class ReviewRunError extends ReviewError<{ attempts: string[]; hint: string | null }> {
   constructor(message: string, attempts: string[], hint: string | null = null) {
@@ -52,6 +93,14 @@ export class ReviewRunError extends ReviewError<{ attempts: string[]; hint: stri
 export async function runReview(prepared: Prepared, io: Io): Promise<CoordinatorOutcome> {
   const { plan, config, log } = prepared
   const started = performance.now()
+  // A key that is certainly missing fails here, in a second, with what to set; not as a 401 later.
+  const missing = missingProviderKeys({
+    config: plan.assembly.config,
+    agents: plan.agents,
+    env: io.env,
+    authenticated: await storedCredentials(io.env.OPENCODE_REVIEWER_AUTH_FILE),
+  })
+  if (missing.length > 0) throw new ProviderKeyMissingError(missing)
   const home = await prepareOpencodeHome(join(prepared.outputDir, "opencode-home"))
   const submissionFile = join(plan.workDir, "submission.json")
   await rm(submissionFile, { force: true })
@@ -97,9 +146,23 @@ export async function runReview(prepared: Prepared, io: Io): Promise<Coordinator
   const durationMs = Math.round(performance.now() - started)
   if (!result.ok && submission === null) {
     const attempts = result.attempts.map((attempt) => `${attempt.model}: ${describeAttempt(attempt)}`)
-    throw new ReviewRunError(`the coordinator could not finish the review:\n  ${attempts.join("\n  ")}`, attempts, hintFor(result))
+    const refused = authRefusal(result, plan.assembly.config)
+    const headline = refused ? `an authentication problem stopped the review: ${refused.what}` : "the coordinator could not finish the review"
+    throw new ReviewRunError(`${headline}:\n  ${attempts.join("\n  ")}`, attempts, refused?.hint ?? hintFor(result))
   }
   return { result, submission, durationMs }
+}
+
+// The provider ids of the OpenCode credentials /fullreview lends (auth.json: provider id → credential).
+async function storedCredentials(source: string | undefined): Promise<string[]> {
+  if (!source) return []
+  const text = await readFile(source, "utf8").catch(() => null)
+  try {
+    const parsed: unknown = text === null ? null : JSON.parse(text)
+    return parsed && typeof parsed === "object" ? Object.keys(parsed) : []
+  } catch {
+    return []
+  }
 }
 
 async function lendAuth(source: string | undefined, dataDir: string): Promise<{ release(): Promise<void> }> {
@@ -185,7 +248,9 @@ async function publish(prepared: Prepared, record: ReviewRecord, io: Io): Promis
   for (const file of prepared.change.unreviewed ?? []) record.notes.push(`not reviewed: ${file.path} (${file.reason})`)
   await publishLocal(record, { outputDir: prepared.outputDir, write: io.stdout })
   await writeReports(prepared.outputDir, record, { toolVersion: packageJson.version })
-  const result = await prepared.provider.publish(record, { outputDir: prepared.outputDir, write: io.stdout })
+  const result = await prepared.provider.publish(record, { outputDir: prepared.outputDir, write: io.stdout }).catch((error: unknown) => {
+    throw new ReviewPublishError(error)
+  })
   if (prepared.provider.name === "gitlab") io.stderr(describePublishResult(result as PublishResult).replace(/\n?$/, "\n"))
   return record
 }
@@ -293,12 +358,29 @@ function round(value: number): number {
 
 function hintFor(result: CoordinatorResult): string | null {
   const last = result.attempts.at(-1)
-  if (!last?.error) return null
-  if (last.error.statusCode === 401 || last.error.statusCode === 403) {
-    return `the provider${last.error.provider ? ` at ${last.error.provider}` : ""} refused the credentials: check the API key the config's provider block references`
-  }
-  if (last.error.name === "ContextOverflowError") return "the change is too large for the coordinator's model: raise the model or narrow the change"
+  if (last?.error?.name === "ContextOverflowError") return "the change is too large for the coordinator's model: raise the model or narrow the change"
   return null
+}
+
+// A 401/403 from the provider: name the provider as the config knows it and the variable that
+// holds its key, which is what the person has to fix.
+function authRefusal(result: CoordinatorResult, config: { provider?: Record<string, { options?: Record<string, unknown> }> }): { what: string; hint: string } | null {
+  const last = result.attempts.at(-1)
+  const status = last?.error?.statusCode
+  if (!last || (status !== 401 && status !== 403)) return null
+  const provider = last.model.includes("/") ? last.model.slice(0, last.model.indexOf("/")) : last.model
+  const apiKey = config.provider?.[provider]?.options?.apiKey
+  const reference = typeof apiKey === "string" ? /\{env:([A-Za-z_][A-Za-z0-9_]*)\}/.exec(apiKey)?.[1] : undefined
+  const variables = reference ? [reference] : [...(providerKeyVariables[provider] ?? [])]
+  const where = last.error?.provider ? ` at ${last.error.provider}` : ""
+  const what = `provider ${provider}${where} refused the credentials (HTTP ${status}) for ${last.model}`
+  const fix =
+    variables.length > 0
+      ? `set ${variables.join(" or ")} to a valid key for provider ${provider}`
+      : typeof apiKey === "string"
+        ? `provider.${provider}.options.apiKey in the config holds a key the provider refuses: replace it`
+        : `give provider ${provider} a key (provider.${provider}.options.apiKey, e.g. "{env:MY_KEY}")`
+  return { what, hint: `${fix}${status === 403 ? ", one that may use this model" : ""}; in CI, a masked variable of the project or group` }
 }
 
 // Child sessions are invisible in the parent's JSONL; the spawn_reviewers tool result carries each

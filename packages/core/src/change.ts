@@ -54,6 +54,12 @@ export interface VcsProvider {
    * writes review.json and the local reports; a provider without a merge request does nothing here.
    */
   publish(record: ReviewRecord, options: PublishOptions): Promise<{ files: string[] }>
+  /**
+   * Says on the merge request that no review could run (after readChange; the CLI has already
+   * written the local outputs), revoking anything that vouched for the change. Never throws;
+   * returns lines for the terminal. Optional: a provider without a merge request has nowhere to say it.
+   */
+  publishFailure?(failure: { message: string; hint: string | null }): Promise<string[]>
   /** Who asked to break glass (a human note containing the phrase), when the provider can tell. */
   breakGlass?(phrase: string): { by: string; at: string | null } | null
 }

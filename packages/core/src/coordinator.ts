@@ -110,7 +110,10 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<Coord
 
 /** A one-line account of an attempt's failure for people. */
 export function describeAttempt(attempt: CoordinatorAttempt): string {
-  if (attempt.outcome === "crash") return `exited ${attempt.exitCode} before any output: ${attempt.stderrTail.trim().split("\n").at(-1) ?? ""}`
+  if (attempt.outcome === "crash") {
+    const last = attempt.stderrTail.trim().split("\n").at(-1) ?? ""
+    return `opencode exited with code ${attempt.exitCode} before printing anything${last ? `: ${last}` : ""}`
+  }
   if (attempt.error) {
     const status = attempt.error.statusCode ? ` ${attempt.error.statusCode}` : ""
     const from = attempt.error.provider ? ` from ${attempt.error.provider}` : ""
@@ -212,7 +215,8 @@ async function runAttempt(model: string, options: CoordinatorOptions, result: Co
   if (lastError !== null) return { ...base, outcome: "error", error: classifyProviderError(lastError) }
   if (lastReason === "length") return { ...base, outcome: "length", error: null }
   if (exitCode !== 0 || events === 0) {
-    const error = classifyProviderError({ name: "UnknownError", data: { message: stderrTail.trim().split("\n").slice(-3).join(" ") || `exit ${exitCode}` } })
+    const tail = stderrTail.trim().split("\n").slice(-3).join(" ")
+    const error = classifyProviderError({ name: "UnknownError", data: { message: `opencode exited with code ${exitCode}${events > 0 ? ` after ${events} event${events === 1 ? "" : "s"}` : ""}${tail ? `: ${tail}` : ""}` } })
     // Nothing printed at all (even with exit 0): the process died on start-up or never ran the
     // agent; another attempt may well work.
     if (events === 0) return { ...base, outcome: "crash", error: { ...error, verdict: "failback" } }

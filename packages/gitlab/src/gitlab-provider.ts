@@ -22,7 +22,7 @@ import { botThreads, threadResolved } from "./bot-threads"
 import { markerIn, markers, stripMarkers } from "./markers"
 import type { DiffRefs } from "./position"
 import { readPreviousFindings } from "./previous-threads"
-import { publishReview, type PublishResult } from "./publisher"
+import { publishFailure, publishReview, type PublishResult } from "./publisher"
 import { createRequester } from "./requester"
 
 /** What the CLI hands the GitLab provider. Nothing here reads `process.env`: `env` is the CLI's. */
@@ -198,6 +198,11 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
     async publish(record) {
       if (!state) await provider.readChange()
       return publishReview({ client, context, state: state as ReadState, record, log })
+    },
+    async publishFailure(failure) {
+      // Before the merge request was read (no token, GitLab down) there is nothing to post to.
+      if (!state) return []
+      return publishFailure({ client, context, state, failure, log })
     },
   }
   return provider

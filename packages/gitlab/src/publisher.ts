@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto"
 import { compareSeverity, findingFingerprints, type Logger, type ReviewFinding, type ReviewRecord, type Severity } from "@opencode-reviewer/core"
-import type { ApiMergeRequest, ApiNote, Discussion } from "./api-schemas"
+import type { ApiMergeRequest, ApiNote, ApiUser, Discussion } from "./api-schemas"
 import type { CiContext } from "./ci-context"
 import { GitlabRequestError } from "./errors"
 import type { GitlabClient } from "./gitlab-client"
@@ -8,7 +8,7 @@ import { botThreads, threadResolved, threadSeverity } from "./bot-threads"
 import type { ReadState } from "./gitlab-provider"
 import { encodeAnchor, markerIn, markers, prepareBody } from "./markers"
 import { anchorFinding, type DiffRefs } from "./position"
-import { renderSummary, renderThread, type InlineFinding } from "./summary"
+import { renderFailureSummary, renderSummary, renderThread, type InlineFinding } from "./summary"
 
 /** A finding's inline thread and the finding it carries. */
 export interface ThreadRef {
@@ -254,7 +254,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
   })
   const tag = `${reviewedHead}:${randomBytes(6).toString("hex")}`
   const summaryBody = prepare(fit(text), [[markers.summary, tag]])
-  await writeSummary(summaryBody, tag)
+  result.summaryNote = await upsertSummary({ client, bot: state.bot, reviewedHead, currentHead, body: summaryBody, tag, warn })
 
   // (d) the decision's action
   result.approval = await act(input, current, reviewedHead, warn)
@@ -270,52 +270,6 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
     "review published",
   )
   return result
-
-  // One summary note per merge request, though GitLab has no locks and two pipelines may publish at
-  // once: the oldest bot summary is the one; a younger one (ours just created, or a leftover) gives
-  // way and is deleted. A review of an older head never overwrites the summary of the current head.
-  async function writeSummary(body: string, tag: string): Promise<void> {
-    const summaries = async () =>
-      (await client.discussions())
-        .flatMap((discussion) => discussion.notes)
-        .filter((note) => note.author.id === state.bot.id && !note.system && markerIn(note.body, markers.summary) !== null)
-        .sort((a, b) => a.id - b.id)
-    const writable = (note: ApiNote) => reviewedHead === currentHead || markerIn(note.body, markers.summary)?.split(":")[0] !== currentHead
-    let found = await summaries()
-    if (found.length === 0) {
-      const note = await client.createNote(body, async () => (await summaries()).find((candidate) => markerIn(candidate.body, markers.summary) === tag))
-      result.summaryNote = { id: note.id, action: "created" }
-      found = await summaries()
-      if (found[0] === undefined || found[0].id === note.id) return deleteYounger(found, note.id)
-      // Another run's summary landed first: ours gives way.
-      await client.deleteNote(note.id)
-      result.summaryNote = null
-      found = found.filter((candidate) => candidate.id !== note.id)
-    }
-    const keep = found[0]!
-    if (!writable(keep)) {
-      result.summaryNote = { id: keep.id, action: "kept" }
-      warn(`summary note ${keep.id} left as it is: it belongs to the review of the current head ${short(currentHead)}`)
-    } else {
-      try {
-        const note = await client.editNote(keep.id, body)
-        result.summaryNote = { id: note.id, action: "updated" }
-      } catch (error) {
-        // Deleted meanwhile (by a person, or by a concurrent run giving way): start over once.
-        if (!(error instanceof GitlabRequestError && error.data.status === 404)) throw error
-        const note = await client.createNote(body, async () => (await summaries()).find((candidate) => markerIn(candidate.body, markers.summary) === tag))
-        result.summaryNote = { id: note.id, action: "created" }
-        return deleteYounger(await summaries(), note.id)
-      }
-    }
-    await deleteYounger(found, keep.id)
-  }
-
-  async function deleteYounger(found: readonly ApiNote[], keep: number): Promise<void> {
-    for (const extra of found.filter((note) => note.id > keep)) {
-      await client.deleteNote(extra.id).catch((error: unknown) => warn(`could not delete the duplicate summary note ${extra.id}`, error))
-    }
-  }
 
   async function yieldDuplicateThreads(): Promise<void> {
     const threads = botThreads(await client.discussions().catch(() => []), state.bot)
@@ -350,6 +304,104 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
       return current.notes.find((note) => note.author.id === state.bot.id && markerIn(note.body, markers.reply) === tag)
     })
   }
+}
+
+/** Everything one write of the summary note needs. */
+interface SummaryWrite {
+  client: GitlabClient
+  bot: ApiUser
+  reviewedHead: string
+  currentHead: string
+  /** The prepared body, markers included; `tag` is its summary marker's value. */
+  body: string
+  tag: string
+  warn: (message: string, error?: unknown) => void
+}
+
+/**
+ * One summary note per merge request, though GitLab has no locks and two pipelines may publish at
+ * once: the oldest bot summary is the one; a younger one (ours just created, or a leftover) gives
+ * way and is deleted. A review of an older head never overwrites the summary of the current head.
+ */
+async function upsertSummary(write: SummaryWrite): Promise<PublishResult["summaryNote"]> {
+  const { client, bot, body, tag, warn } = write
+  const summaries = async () =>
+    (await client.discussions())
+      .flatMap((discussion) => discussion.notes)
+      .filter((note) => note.author.id === bot.id && !note.system && markerIn(note.body, markers.summary) !== null)
+      .sort((a, b) => a.id - b.id)
+  const create = () => client.createNote(body, async () => (await summaries()).find((candidate) => markerIn(candidate.body, markers.summary) === tag))
+  const deleteYounger = async (found: readonly ApiNote[], keep: number) => {
+    for (const extra of found.filter((note) => note.id > keep)) {
+      await client.deleteNote(extra.id).catch((error: unknown) => warn(`could not delete the duplicate summary note ${extra.id}`, error))
+    }
+  }
+  const writable = (note: ApiNote) => write.reviewedHead === write.currentHead || markerIn(note.body, markers.summary)?.split(":")[0] !== write.currentHead
+
+  let found = await summaries()
+  if (found.length === 0) {
+    const note = await create()
+    found = await summaries()
+    if (found[0] === undefined || found[0].id === note.id) {
+      await deleteYounger(found, note.id)
+      return { id: note.id, action: "created" }
+    }
+    // Another run's summary landed first: ours gives way.
+    await client.deleteNote(note.id)
+    found = found.filter((candidate) => candidate.id !== note.id)
+  }
+  const keep = found[0]!
+  if (!writable(keep)) {
+    warn(`summary note ${keep.id} left as it is: it holds the review of the current head ${short(write.currentHead)}`)
+    await deleteYounger(found, keep.id)
+    return { id: keep.id, action: "kept" }
+  }
+  try {
+    const note = await client.editNote(keep.id, body)
+    await deleteYounger(found, keep.id)
+    return { id: note.id, action: "updated" }
+  } catch (error) {
+    // Deleted meanwhile (by a person, or by a concurrent run giving way): start over once.
+    if (!(error instanceof GitlabRequestError && error.data.status === 404)) throw error
+    const note = await create()
+    await deleteYounger(await summaries(), note.id)
+    return { id: note.id, action: "created" }
+  }
+}
+
+/** What to say on the merge request when the review could not run. */
+export interface ReviewFailure {
+  message: string
+  hint: string | null
+}
+
+/**
+ * Says on the merge request that the review of its head could not run: the summary note (edited in
+ * place, so a re-run never adds a second one, and the next successful review replaces it) and the
+ * bot's earlier approval revoked, since nothing vouches for this head. Never throws; returns what
+ * it did as terminal lines.
+ */
+export async function publishFailure(input: Omit<PublishInput, "record"> & { failure: ReviewFailure }): Promise<string[]> {
+  const { client, state, failure, log } = input
+  const lines: string[] = []
+  const warn = (message: string, error?: unknown) => {
+    const text = error === undefined ? message : `${message}: ${describe(error)}`
+    lines.push(`GitLab warning: ${text}`)
+    log.warn({ error: error === undefined ? undefined : describe(error) }, message)
+  }
+  const reviewedHead = state.refs.headSha
+  const currentHead = await client.mergeRequest().then((mr) => mr.diff_refs?.head_sha ?? reviewedHead, () => reviewedHead)
+  const approval = await unapprove(client, warn)
+  lines.push(`GitLab: ${approval.action.replace(/_/g, " ")}`)
+  try {
+    const tag = `${reviewedHead}:${randomBytes(6).toString("hex")}`
+    const body = prepareBody(renderFailureSummary({ ...failure, headSha: reviewedHead }), [[markers.summary, tag]]).body
+    const note = await upsertSummary({ client, bot: state.bot, reviewedHead, currentHead, body, tag, warn })
+    if (note) lines.unshift(`GitLab: summary note ${note.id} ${note.action} (the review could not run)`)
+  } catch (error) {
+    warn("could not say on the merge request that the review could not run", error)
+  }
+  return lines
 }
 
 async function act(input: PublishInput, current: ApiMergeRequest, head: string, warn: (message: string, error?: unknown) => void): Promise<ApprovalOutcome> {

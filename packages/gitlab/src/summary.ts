@@ -102,6 +102,19 @@ export function renderSummary(input: SummaryInput): string {
   return lines.join("\n") + "\n"
 }
 
+/**
+ * The summary note when no review could run (401 from every model, opencode would not start, no
+ * key): what happened and what to do, and that nothing was approved. Never a decision label.
+ */
+export function renderFailureSummary(input: { message: string; hint: string | null; headSha: string }): string {
+  const lines = ["### AI code review: could not run", ""]
+  lines.push(`The review of \`${input.headSha.slice(0, 8)}\` did not run, so nothing in this merge request was reviewed.`, "")
+  lines.push("~~~text", input.message.replace(/~{3,}/g, "~~").trim(), "~~~", "")
+  if (input.hint) lines.push(`**What to do:** ${oneLine(input.hint)}`, "")
+  lines.push("Nothing was approved, and an earlier approval by this bot was revoked. The review job failed; the next pipeline reviews again.")
+  return lines.join("\n") + "\n"
+}
+
 /** An inline thread's markdown, before neutralisation and markers. */
 export function renderThread(finding: ReviewFinding): string {
   const lines = [`**${severityMark[finding.severity]} ${severityLabels[finding.severity]} · ${oneLine(finding.category)}** — ${oneLine(finding.title)}`, ""]
