@@ -35,7 +35,7 @@ export function renderPlan(plan: ReviewPlan, source: string): string {
   }
   if (plan.injection.length > 0) {
     lines.push("")
-    lines.push("Prompt-injection attempt: boundary tags were removed from " + plan.injection.map((attempt) => attempt.field).join(", "))
+    lines.push(`Suspected prompt injection in: ${[...new Set(plan.injection.map((attempt) => attempt.field))].join(", ")}`)
     lines.push("  (a review of this change will never be approved automatically)")
   }
   lines.push("")

@@ -16,8 +16,10 @@ export const decisionThresholds = {
 
 /** Facts beside the findings that change the verdict. */
 export interface DecisionContext {
-  /** Untrusted MR text carried prompt boundary tags: never approve automatically. */
+  /** The MR's text or diff carried a suspected prompt-injection attempt: never approve automatically. */
   injectionSuspected: boolean
+  /** Where the attempts were, for the reason ("the description", "src/a.ts:12"); see {@link injectionLocations}. */
+  injectionAt?: readonly string[]
   /** A human commented the break-glass phrase: approve whatever the review found. */
   breakGlass: boolean
 }
@@ -35,7 +37,7 @@ export interface DecisionResult {
  */
 export function decide(findings: readonly Finding[], context: DecisionContext): DecisionResult {
   const rubric = applyRubric(findings)
-  const injection = "the merge request text carried a suspected prompt-injection attempt"
+  const injection = injectionReason(context.injectionAt ?? [])
   if (context.breakGlass) {
     const reasons = ["break glass: a human asked to approve this change whatever the review found"]
     if (rubric.decision !== "approved") reasons.push(`without break glass the decision would be ${rubric.decision}: ${rubric.reasons.join("; ")}`)
@@ -47,6 +49,21 @@ export function decide(findings: readonly Finding[], context: DecisionContext): 
   }
   if (context.injectionSuspected) return { decision: rubric.decision, reasons: [...rubric.reasons, injection] }
   return rubric
+}
+
+/**
+ * Readable places of plan.json's `injection` records (read as unknown: "description" → "the
+ * description", "diff src/a.ts:12" → "src/a.ts:12"), deduplicated, in order; malformed entries are skipped.
+ */
+export function injectionLocations(attempts: readonly unknown[]): string[] {
+  const places: string[] = []
+  for (const attempt of attempts) {
+    const field = typeof attempt === "object" && attempt !== null && "field" in attempt ? (attempt as { field: unknown }).field : null
+    if (typeof field !== "string" || field === "") continue
+    const place = field.startsWith("diff ") ? field.slice("diff ".length) : field === "title" || field === "description" ? `the ${field}` : field.replace(/ author$/, "")
+    if (!places.includes(place)) places.push(place)
+  }
+  return places
 }
 
 /** Position of a decision from approved (0) to significant_concerns (3). */
@@ -81,6 +98,16 @@ export function mergeDuplicates(findings: readonly Finding[]): Finding[] {
     }
   }
   return merged
+}
+
+// "a suspected prompt-injection attempt in the description and in src/a.ts:12"; the places are
+// field names and diff paths, never the attempt's words.
+function injectionReason(places: readonly string[]): string {
+  if (places.length === 0) return "the merge request text carried a suspected prompt-injection attempt"
+  const shown = places.slice(0, 4).map((place) => place.slice(0, 200))
+  const rest = places.length - shown.length
+  const list = rest > 0 ? `${shown.join(", in ")} and in ${rest} more place${rest === 1 ? "" : "s"}` : shown.length === 1 ? shown[0]! : `${shown.slice(0, -1).join(", in ")} and in ${shown.at(-1)}`
+  return `a suspected prompt-injection attempt in ${list}`
 }
 
 function applyRubric(findings: readonly Finding[]): DecisionResult {

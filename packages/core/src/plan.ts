@@ -10,6 +10,7 @@ import { assignPatchFiles, parseDiff, writePatchFiles, type DiffFile } from "./d
 import { compileGlobs } from "./glob"
 import { runLifecycle } from "./lifecycle"
 import type { Logger } from "./logger"
+import { detectDiffInstructions } from "./injection"
 import { createNoiseFilter, headFromDiff, type NoiseReason } from "./noise"
 import type { PlanView, ReviewPlugin } from "./plugin"
 import { buildPrompts, type InjectionAttempt } from "./prompt"
@@ -64,6 +65,7 @@ export interface ReviewPlan {
   contextFile: string
   planFile: string
   assembly: Assembly
+  /** Suspected prompt-injection attempts: in the MR's text (from the prompts) and in added diff lines. */
   injection: InjectionAttempt[]
   /** Things the user should know that did not stop planning (parse problems, plugin failures). */
   warnings: string[]
@@ -171,8 +173,11 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
   const coordinator = agents.find((agent) => agent.role === "coordinator")
   const tooBig = coordinator ? contextWarning(lifecycle.config, coordinator.models[0]!, lifecycle.config.agent[coordinator.name]?.prompt ?? "", prompts.coordinator) : null
   if (tooBig) warnings.push(tooBig)
-  if (prompts.injection.length > 0) {
-    log.warn({ injection: prompts.injection }, "boundary tags removed from merge request text")
+  // The diff's added lines of every reviewed file: plain-language instructions only (code that
+  // handles our XML legitimately contains boundary tags, and the diff never enters a prompt).
+  const injection = [...prompts.injection, ...detectDiffInstructions(reviewed.map(({ file }) => file))]
+  if (injection.length > 0) {
+    log.warn({ injection: injection.map(({ field, kind, excerpt }) => ({ field, kind, excerpt })) }, "suspected prompt injection in the merge request")
   }
 
   const files = {
@@ -203,7 +208,7 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     workDir,
     ...files,
     assembly: { config: lifecycle.config, env: lifecycle.env, models: lifecycle.models, refused: lifecycle.refused },
-    injection: prompts.injection,
+    injection,
     warnings,
     findings: lifecycle.findings,
     limits: config.limits,

@@ -1,3 +1,4 @@
+import { detectInstructions, excerptLength } from "./injection"
 import { escapeAttribute, escapeXml, sanitizeUntrusted } from "./sanitize"
 
 /** Merge request facts as the VCS provider reports them; every string here is untrusted. */
@@ -19,16 +20,27 @@ export interface MergeRequestComment {
   body: string
 }
 
-/** One inline thread the bot posted in an earlier review, with its state and replies (untrusted). */
+/** A note in one of the bot's threads: the bot's own (`bot: true`) or a human's reply (untrusted). */
+export interface ThreadNote {
+  author: string
+  body: string
+  /** Written by the bot (its user and its hidden markers): sanitised, never reported as injection. */
+  bot: boolean
+}
+
+/** One inline thread the bot posted in an earlier review, with its state and replies. */
 export interface PreviousThread {
   id: string
   file: string | null
   line: number | null
   resolved: boolean
-  notes: { author: string; body: string }[]
+  notes: ThreadNote[]
 }
 
-/** The bot's previous review of this merge request, for incremental re-review. */
+/**
+ * The bot's previous review of this merge request, for incremental re-review. `summary` is the
+ * bot's own note: it may quote an attacker, so it is sanitised, but never reported as injection.
+ */
 export interface PreviousReview {
   summary: string
   threads: PreviousThread[]
@@ -61,10 +73,18 @@ export interface PromptInput {
   customInstructions: string | null
 }
 
-/** Where untrusted text tried to carry prompt boundary tags. */
+/**
+ * A suspected prompt-injection attempt: where (`field`: "description", "comment 2", "thread 1 note
+ * 2", "diff src/a.ts:12"), what kind, and what was found (`tags`: the removed boundary tags, or the
+ * words of plain-language instructions). Text is normalised and clipped to 120 characters: it goes
+ * to plan.json and logs only, never into a prompt or a posted note.
+ */
 export interface InjectionAttempt {
   field: string
+  kind: "boundary-tag" | "instruction"
   tags: string[]
+  /** The first thing found, in its context. */
+  excerpt: string
 }
 
 /** The coordinator's stdin bytes, the reviewers' shared context, and any injection attempts seen. */
@@ -76,23 +96,31 @@ export interface Prompts {
 
 /**
  * Builds the coordinator's structured XML input and the shared context file. Untrusted text is
- * stripped of boundary tags and escaped; each field that carried tags is recorded.
+ * stripped of boundary tags and escaped; each field that carried tags is recorded, and the text
+ * people wrote (title, description, comments, human replies in the bot's threads) is also checked
+ * for plain-language instructions to the reviewer. The bot's own earlier text is sanitised the
+ * same way but never recorded: it may quote an attempt it reported.
  */
 export function buildPrompts(input: PromptInput): Prompts {
   const injection: InjectionAttempt[] = []
-  const clean = (field: string, text: string) => {
-    const result = sanitizeUntrusted(text)
-    if (result.removed.length > 0) injection.push({ field, tags: result.removed })
+  // "tags": only boundary tags are recorded (names, paths, branches, custom instructions, which
+  // are meant to instruct); "all": prose people wrote; "none": the bot's own text.
+  const clean = (field: string, value: string, check: "tags" | "all" | "none" = "tags") => {
+    const result = sanitizeUntrusted(value, { escaped: true })
+    if (check === "none") return result.text
+    if (result.removed.length > 0) injection.push({ field, kind: "boundary-tag", tags: result.removed, excerpt: result.removed[0]!.slice(0, excerptLength) })
+    const hits = check === "all" ? detectInstructions(value) : []
+    if (hits.length > 0) injection.push({ field, kind: "instruction", tags: hits.map((hit) => hit.text), excerpt: hits[0]!.excerpt })
     return result.text
   }
-  const text = (field: string, value: string) => escapeXml(clean(field, value))
-  const attr = (field: string, value: string) => escapeAttribute(clean(field, value))
+  const text = (field: string, value: string, check: "tags" | "all" | "none" = "tags") => escapeXml(clean(field, value, check))
+  const attr = (field: string, value: string, check: "tags" | "none" = "tags") => escapeAttribute(clean(field, value, check))
   const mr = input.mergeRequest
 
   const mergeRequest = [
     `<merge_request${optionalAttr("author", mr.author, attr, "author")}${optionalAttr("source_branch", mr.sourceBranch, attr, "source branch")}${optionalAttr("target_branch", mr.targetBranch, attr, "target branch")}${optionalAttr("base_sha", mr.baseSha, attr, "base sha")}${optionalAttr("head_sha", mr.headSha, attr, "head sha")}${optionalAttr("url", mr.url, attr, "url")}>`,
-    `<mr_title>${text("title", mr.title)}</mr_title>`,
-    `<mr_description>\n${text("description", mr.description)}\n</mr_description>`,
+    `<mr_title>${text("title", mr.title, "all")}</mr_title>`,
+    `<mr_description>\n${text("description", mr.description, "all")}\n</mr_description>`,
     `</merge_request>`,
   ].join("\n")
 
@@ -133,7 +161,7 @@ export function buildPrompts(input: PromptInput): Prompts {
           `<mr_comments count="${input.comments.length}">`,
           ...input.comments.map(
             (comment, index) =>
-              `<mr_comment author="${attr(`comment ${index + 1} author`, comment.author)}"${comment.createdAt ? ` at="${escapeAttribute(comment.createdAt)}"` : ""}>\n${text(`comment ${index + 1}`, comment.body)}\n</mr_comment>`,
+              `<mr_comment author="${attr(`comment ${index + 1} author`, comment.author)}"${comment.createdAt ? ` at="${escapeAttribute(comment.createdAt)}"` : ""}>\n${text(`comment ${index + 1}`, comment.body, "all")}\n</mr_comment>`,
           ),
           `</mr_comments>`,
         ].join("\n")
@@ -186,8 +214,8 @@ function fileLine(file: PromptFile, attr: (field: string, value: string) => stri
 
 function previousReview(
   review: PreviousReview,
-  text: (field: string, value: string) => string,
-  attr: (field: string, value: string) => string,
+  text: (field: string, value: string, check?: "tags" | "all" | "none") => string,
+  attr: (field: string, value: string, check?: "tags" | "none") => string,
 ): string {
   const threads = review.threads.map((thread, index) => {
     const location = [
@@ -198,13 +226,13 @@ function previousReview(
     ]
     const notes = thread.notes.map(
       (note, noteIndex) =>
-        `<thread_note author="${attr(`thread ${index + 1} note ${noteIndex + 1} author`, note.author)}">\n${text(`thread ${index + 1} note ${noteIndex + 1}`, note.body)}\n</thread_note>`,
+        `<thread_note author="${attr(`thread ${index + 1} note ${noteIndex + 1} author`, note.author, note.bot ? "none" : "tags")}">\n${text(`thread ${index + 1} note ${noteIndex + 1}`, note.body, note.bot ? "none" : "all")}\n</thread_note>`,
     )
     return [`<review_thread ${location.filter(Boolean).join(" ")}>`, ...notes, `</review_thread>`].join("\n")
   })
   return [
     `<previous_review present="true">`,
-    `<previous_summary>\n${text("previous summary", review.summary)}\n</previous_summary>`,
+    `<previous_summary>\n${text("previous summary", review.summary, "none")}\n</previous_summary>`,
     ...threads,
     `</previous_review>`,
   ].join("\n")
@@ -219,10 +247,16 @@ function optionalAttr(
   return value === null || value === "" ? "" : ` ${name}="${attr(field, value)}"`
 }
 
+// One record per field and kind, in first-seen order.
 function dedupe(attempts: InjectionAttempt[]): InjectionAttempt[] {
-  const byField = new Map<string, string[]>()
-  for (const attempt of attempts) byField.set(attempt.field, [...(byField.get(attempt.field) ?? []), ...attempt.tags])
-  return [...byField].map(([field, tags]) => ({ field, tags }))
+  const byKey = new Map<string, InjectionAttempt>()
+  for (const attempt of attempts) {
+    const key = `${attempt.kind}\0${attempt.field}`
+    const known = byKey.get(key)
+    if (known) known.tags.push(...attempt.tags)
+    else byKey.set(key, { ...attempt, tags: [...attempt.tags] })
+  }
+  return [...byKey.values()]
 }
 
 export * as Prompt from "./prompt"

@@ -1,6 +1,6 @@
 import * as z from "zod"
 import { assessCoverage, capForCoverage } from "./coverage"
-import { decide, mergeDuplicates } from "./decision"
+import { decide, injectionLocations, mergeDuplicates } from "./decision"
 import { CodeFinding, Decision, Finding, normalizeCategory } from "./finding"
 import { Review } from "./findings-xml"
 import { carryOver, type PreviousFinding } from "./previous-findings"
@@ -168,7 +168,7 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
   const injectionSuspected = input.injectionSuspected ?? (input.plan.injection ?? []).length > 0
   const planned = plannedReviewers(input.plan, input.reviewers)
   const coverage = assessCoverage(planned, failedReviewers)
-  const judgedVerdict = decide(findings, { injectionSuspected, breakGlass: input.breakGlass })
+  const judgedVerdict = decide(findings, { injectionSuspected, injectionAt: injectionLocations(input.plan.injection ?? []), breakGlass: input.breakGlass })
   // Break glass is a human's decision and stands; otherwise what did not run cannot be approved.
   const verdict = input.breakGlass ? judgedVerdict : capForCoverage(judgedVerdict.decision, judgedVerdict.reasons, coverage)
   if (input.breakGlass && !coverage.complete) verdict.reasons.push(`the review is incomplete: ${coverage.reasons.join("; ")}`)

@@ -272,13 +272,23 @@ function previousReviewOf(discussions: Discussion[], bot: ApiUser): { review: Pr
       file,
       line,
       resolved,
-      notes: discussion.notes.filter((note) => !note.system).map((note) => ({ author: note.author.username, body: note.author.id === bot.id ? stripMarkers(note.body) : note.body })),
+      notes: discussion.notes.filter((note) => !note.system).map((note) => {
+        const ours = isOwnThreadNote(note, bot)
+        return { author: note.author.username, body: ours ? stripMarkers(note.body) : note.body, bot: ours }
+      }),
     })
     findings.push({ id: discussion.id, title: titleOf(first), file, line, resolved })
   }
   const review = summaryNote || threads.length > 0 ? { summary: summaryNote ? stripMarkers(summaryNote.body) : "", threads } : null
   const threadNoteIds = new Set(botThreads(discussions, bot).flatMap((discussion) => discussion.notes.map((note) => note.id)))
   return { review, findings, threadNoteIds }
+}
+
+// The bot's own note in its thread: its user, and the marker every note it posts there carries
+// (the finding's on the first note, a reply's on the rest). Its text may quote an attacker; it is
+// still sanitised, but never reported as an injection attempt.
+function isOwnThreadNote(note: ApiNote, bot: ApiUser): boolean {
+  return note.author.id === bot.id && (markerIn(note.body, markers.finding) !== null || markerIn(note.body, markers.reply) !== null)
 }
 
 function titleOf(note: ApiNote): string {

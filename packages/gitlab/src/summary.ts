@@ -167,7 +167,7 @@ function warnings(input: SummaryInput): { title: string; text: string }[] {
     result.push({ title: "Filtered:", text: `${count} file${count === 1 ? " was" : "s were"} skipped as noise (listed under Coverage).` })
   }
   if (record.injectionSuspected) {
-    result.push({ title: "Prompt injection suspected:", text: "text in the merge request tried to pass as review instructions; it was removed, and the change is not approved automatically." })
+    result.push({ title: "Prompt injection suspected:", text: "text in the merge request or its diff tried to pass as review instructions (see the reasons); reviewers read it as data only, and the change is not approved automatically." })
   }
   return result
 }

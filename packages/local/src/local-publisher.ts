@@ -126,7 +126,7 @@ function warnings(record: ReviewRecord): { title: string; text: string }[] {
   }
   if (record.breakGlass) result.push({ title: "Break glass:", text: "approved at a human's request, whatever the review found." })
   if (record.injectionSuspected) {
-    result.push({ title: "Prompt injection suspected:", text: "text in the merge request tried to pass as review instructions; it was removed, and the change is not approved automatically." })
+    result.push({ title: "Prompt injection suspected:", text: "text in the merge request or its diff tried to pass as review instructions (see the reasons); reviewers read it as data only, and the change is not approved automatically." })
   }
   return result
 }
