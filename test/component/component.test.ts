@@ -59,6 +59,7 @@ describe.each(modes)("the review component rendered by GitLab's %s interpolation
       allow_failure: false,
       variables: {
         GIT_DEPTH: "0",
+        FF_GIT_URLS_WITHOUT_TOKENS: "true",
         OPENCODE_REVIEWER_TOKEN_VARIABLE: "GITLAB_TOKEN",
         OPENCODE_REVIEWER_JOB_CONFIG: "",
         OPENCODE_REVIEWER_MODELS_TOP: "",

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, expect, test } from "vitest"
 import { gitEnv, startGitlabFake } from "@opencode-reviewer/testkit"
@@ -40,6 +40,8 @@ test("the rendered job reviews a merge request: token from token-variable, --con
   const bin = join(scratch, "bin")
   await mkdir(bin)
   await symlink(join(root, "node_modules/.bin/opencode-reviewer"), join(bin, "opencode-reviewer"))
+  // The runtime running this test, named `bun` as in the image (its own file may be bun.exe).
+  await symlink(process.execPath, join(bin, "bun"))
 
   const config = renderComponent(readFileSync(join(root, "templates/review/template.yml"), "utf8"), { "token-variable": "REVIEW_BOT_TOKEN", config: scenario.configFile, "output-dir": "ci-out/review" })
   const job = config["opencode-review"] as { script: string[]; variables: Record<string, string>; artifacts: { paths: string[]; reports: { codequality: string } } }
@@ -49,7 +51,7 @@ test("the rendered job reviews a merge request: token from token-variable, --con
     cwd: scenario.repo.dir,
     env: {
       ...gitEnv(scenario.repo.dir),
-      PATH: `${bin}:${dirname(process.execPath)}:/usr/bin:/bin`,
+      PATH: `${bin}:/usr/bin:/bin`,
       CI: "true",
       CI_PIPELINE_SOURCE: "merge_request_event",
       CI_SERVER_URL: fake.url,

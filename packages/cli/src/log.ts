@@ -7,7 +7,11 @@ export function createLogger(options: { verbose: boolean; env: Record<string, st
     {
       level,
       base: undefined,
-      redact: { paths: ["*.apiKey", "*.token", "*.authorization", "*.headers.authorization", "env.*"], censor: "[redacted]" },
+      // Top-level and one level down: pino paths do not recurse.
+      redact: {
+        paths: ["apiKey", "token", "authorization", "headers.authorization", "*.apiKey", "*.token", "*.authorization", "*.headers.authorization", "env.*"],
+        censor: "[redacted]",
+      },
     },
     pino.destination({ fd: 2, sync: true }),
   )

@@ -24,7 +24,8 @@ export interface Assembly {
 
 // Tools no agent of ours may ever use: the review reads code, it never changes or runs it.
 const neverAllowed = ["edit", "write", "patch", "multiedit", "bash", "task", "webfetch", "websearch", "codesearch", "todowrite", "question"]
-const envDenies: Record<string, "deny" | "allow"> = { "*.env": "deny", "*.env.*": "deny", "*.env.example": "allow" }
+// .env files, and git's own files: a runner's .git/config may hold the CI job token in the origin URL.
+const envDenies: Record<string, "deny" | "allow"> = { "*.env": "deny", "*.env.*": "deny", "*.env.example": "allow", ".git/*": "deny", "*/.git/*": "deny" }
 
 /**
  * Merges contributions into a validated opencode.json: the coordinator as the default (and only

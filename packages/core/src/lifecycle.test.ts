@@ -145,7 +145,7 @@ describe("runLifecycle", () => {
     expect(permission.edit).toBeUndefined()
     expect(permission.spawn_reviewers).toBeUndefined()
     expect(permission.grep).toBe("deny")
-    expect(permission.read).toEqual({ "*": "allow", "*.env": "deny", "*.env.*": "deny", "*.env.example": "allow" })
+    expect(permission.read).toEqual({ "*": "allow", "*.env": "deny", "*.env.*": "deny", "*.env.example": "allow", ".git/*": "deny", "*/.git/*": "deny" })
     expect(result.config.agent.review_coordinator!.permission!.webfetch).toBeUndefined()
     expect(result.refused).toHaveLength(5)
   })

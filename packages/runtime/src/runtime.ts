@@ -4,6 +4,7 @@ import { join } from "node:path"
 import type { Hooks, PluginInput } from "@opencode-ai/plugin"
 import { tool } from "@opencode-ai/plugin"
 import { parseFindings } from "@opencode-reviewer/core/findings-xml"
+import { redactDeep } from "@opencode-reviewer/core/redact"
 import { createBreakers, type BreakerEvent, type Breakers } from "./breaker"
 import { systemClock, type Clock } from "./clock"
 import { createClientDriver, type SessionClient, type SessionDriver } from "./driver"
@@ -76,6 +77,13 @@ export function createRuntimeHooks(input: PluginInput, options: RuntimeOptions):
   return {
     event: async ({ event }) => {
       monitor?.instance.handle(event)
+    },
+    // Every tool result of every session (the reviewers' reads and greps included) loses the
+    // credentials a runner leaves in the checkout (a token in .git/config's origin URL) before the
+    // model or OpenCode's database sees it: title, output and metadata (read keeps a preview there).
+    "tool.execute.after": async (call, output) => {
+      const count = redactDeep(output)
+      if (count > 0) log("warn", "credentials redacted from a tool result", { tool: call.tool, count })
     },
     tool: {
       spawn_reviewers: tool({
