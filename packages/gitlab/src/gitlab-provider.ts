@@ -255,13 +255,15 @@ async function readLocal(options: GitlabProviderOptions, refs: DiffRefs, log: Lo
   }
 }
 
-function previousReviewOf(discussions: Discussion[], bot: ApiUser): { review: PreviousReview | null; findings: PreviousFinding[]; threadNoteIds: Set<number> } {
+// The previous review as the coordinator reads it: the summary note (the oldest bot summary, the
+// one the publisher keeps) and every bot thread with its notes. The findings themselves, traced to
+// the new head, come from readPreviousFindings.
+function previousReviewOf(discussions: Discussion[], bot: ApiUser): { review: PreviousReview | null; threadNoteIds: Set<number> } {
   const summaryNote = discussions
     .flatMap((discussion) => discussion.notes)
     .filter((note) => note.author.id === bot.id && !note.system && markerIn(note.body, markers.summary) !== null)
-    .at(-1)
+    .sort((a, b) => a.id - b.id)[0]
   const threads: PreviousThread[] = []
-  const findings: PreviousFinding[] = []
   for (const discussion of botThreads(discussions, bot)) {
     const first = discussion.notes[0] as ApiNote
     const file = first.position?.new_path ?? first.position?.old_path ?? null
@@ -277,11 +279,10 @@ function previousReviewOf(discussions: Discussion[], bot: ApiUser): { review: Pr
         return { author: note.author.username, body: ours ? stripMarkers(note.body) : note.body, bot: ours }
       }),
     })
-    findings.push({ id: discussion.id, title: titleOf(first), file, line, resolved })
   }
   const review = summaryNote || threads.length > 0 ? { summary: summaryNote ? stripMarkers(summaryNote.body) : "", threads } : null
   const threadNoteIds = new Set(botThreads(discussions, bot).flatMap((discussion) => discussion.notes.map((note) => note.id)))
-  return { review, findings, threadNoteIds }
+  return { review, threadNoteIds }
 }
 
 // The bot's own note in its thread: its user, and the marker every note it posts there carries
@@ -289,18 +290,6 @@ function previousReviewOf(discussions: Discussion[], bot: ApiUser): { review: Pr
 // still sanitised, but never reported as an injection attempt.
 function isOwnThreadNote(note: ApiNote, bot: ApiUser): boolean {
   return note.author.id === bot.id && (markerIn(note.body, markers.finding) !== null || markerIn(note.body, markers.reply) !== null)
-}
-
-function titleOf(note: ApiNote): string {
-  const encoded = markerIn(note.body, markers.title)
-  if (encoded !== null) {
-    try {
-      return Buffer.from(encoded, "base64url").toString("utf8")
-    } catch {
-      // fall through to the first line
-    }
-  }
-  return stripMarkers(note.body).split("\n")[0]?.trim() ?? ""
 }
 
 // Every note a person wrote (not system notes, not the bot's), oldest first, thread replies included.
