@@ -1,3 +1,5 @@
+import { providerKeyVariables } from "./provider-keys"
+
 /**
  * The OpenCode child gets what it needs to run and to reach its model providers, nothing else: CI
  * job tokens, GitLab tokens, cloud credentials and unrelated secrets never reach a process that
@@ -31,21 +33,18 @@ const basics = [
 ]
 
 // The environment variables OpenCode's built-in providers read on their own when the config has no
-// explicit key: passed only when a planned model uses that provider.
-const providerKeys: Record<string, string[]> = {
-  anthropic: ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"],
-  openai: ["OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID"],
-  moonshotai: ["MOONSHOT_API_KEY"],
-  google: ["GOOGLE_GENERATIVE_AI_API_KEY", "GEMINI_API_KEY"],
-  openrouter: ["OPENROUTER_API_KEY"],
-  groq: ["GROQ_API_KEY"],
-  mistral: ["MISTRAL_API_KEY"],
-  xai: ["XAI_API_KEY"],
-  deepseek: ["DEEPSEEK_API_KEY"],
-  togetherai: ["TOGETHER_AI_API_KEY", "TOGETHER_API_KEY"],
+// explicit key: passed only when a planned model uses that provider. The API keys are
+// providerKeyVariables (also checked before a run); these are the rest each provider reads.
+const providerSettings: Record<string, string[]> = {
+  anthropic: ["ANTHROPIC_BASE_URL"],
+  openai: ["OPENAI_BASE_URL", "OPENAI_ORG_ID"],
   "amazon-bedrock": ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION", "AWS_PROFILE", "AWS_BEARER_TOKEN_BEDROCK"],
   azure: ["AZURE_API_KEY", "AZURE_RESOURCE_NAME"],
   "google-vertex": ["GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "GOOGLE_VERTEX_LOCATION"],
+}
+
+function providerVariables(provider: string): string[] {
+  return [...(providerKeyVariables[provider] ?? []), ...(providerSettings[provider] ?? [])]
 }
 
 /** What decides which variables pass. */
@@ -66,7 +65,7 @@ export function childEnv(input: ChildEnvInput): { env: Record<string, string>; d
   for (const name of Object.keys(input.parent)) if (name.startsWith("LC_")) allowed.add(name)
   for (const name of referencedVariables(input.config)) allowed.add(name)
   const providers = new Set(input.models.map((model) => model.slice(0, model.indexOf("/"))))
-  for (const provider of providers) for (const name of providerKeys[provider] ?? []) allowed.add(name)
+  for (const provider of providers) for (const name of providerVariables(provider)) allowed.add(name)
 
   const env: Record<string, string> = {}
   const dropped: string[] = []
