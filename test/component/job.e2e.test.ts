@@ -6,7 +6,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, expect, test } from "vitest"
 import { gitEnv, startGitlabFake } from "@opencode-reviewer/testkit"
-import { cleanUp, cleanups, createScenario } from "../e2e/harness"
+import { cleanUp, cleanups, createScenario, mergeRequestPipeline } from "../e2e/harness"
 import { renderComponent } from "./render"
 
 // The component's job as a runner would run it, end to end: the rendered script in bash, the real
@@ -52,13 +52,7 @@ test("the rendered job reviews a merge request: token from token-variable, --con
     env: {
       ...gitEnv(scenario.repo.dir),
       PATH: `${bin}:/usr/bin:/bin`,
-      CI: "true",
-      CI_PIPELINE_SOURCE: "merge_request_event",
-      CI_SERVER_URL: fake.url,
-      CI_API_V4_URL: fake.apiUrl,
-      CI_MERGE_REQUEST_PROJECT_ID: String(fake.projectId),
-      CI_MERGE_REQUEST_IID: String(fake.iid),
-      CI_JOB_TOKEN: fake.tokens.job,
+      ...mergeRequestPipeline(fake),
       REVIEW_BOT_TOKEN: fake.tokens.bot,
       ...job.variables,
     },

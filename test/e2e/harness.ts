@@ -179,17 +179,20 @@ export async function gitlabScenario(
     ...options.fake,
   })
   cleanups.push(() => fake.close())
-  const env = {
+  return { scenario, fake, env: { ...mergeRequestPipeline(fake), GITLAB_TOKEN: fake.tokens.bot } }
+}
+
+/** The predefined variables of a merge request pipeline for the fake's merge request (no bot token). */
+export function mergeRequestPipeline(fake: GitlabFake): Record<string, string> {
+  return {
     CI: "true",
     CI_PIPELINE_SOURCE: "merge_request_event",
     CI_SERVER_URL: fake.url,
     CI_API_V4_URL: fake.apiUrl,
     CI_MERGE_REQUEST_PROJECT_ID: String(fake.projectId),
     CI_MERGE_REQUEST_IID: String(fake.iid),
-    GITLAB_TOKEN: fake.tokens.bot,
     CI_JOB_TOKEN: fake.tokens.job,
   }
-  return { scenario, fake, env }
 }
 
 /** Every note the bot (not the MR author, not GitLab) stored on the fake. */
