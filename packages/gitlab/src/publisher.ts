@@ -219,23 +219,23 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
   // a person's dismissal is answered with why; the rest (record.stillOpen) stay open.
   const unreviewedPaths = new Set(state.unreviewed.map((file) => file.path))
   const closing = [
-    ...record.resolved.map((entry) => ({ id: entry.id, list: result.threads.resolved, text: `Fixed in ${short(reviewedHead)}: the code at this line changed and the finding is no longer reported.\n` })),
-    ...record.dismissed.map((entry) => ({ id: entry.id, list: result.threads.dismissed, text: `Dismissed, not fixed: ${entry.reason}.\n` })),
-  ]
-  for (const { id, list, text } of closing) {
+    ...record.resolved.map((entry) => ({ id: entry.id, kind: "fixed", text: `Fixed in ${short(reviewedHead)}: the code at this line changed and the finding is no longer reported.\n` })),
+    ...record.dismissed.map((entry) => ({ id: entry.id, kind: "dismissed", text: `Dismissed, not fixed: ${entry.reason}.\n` })),
+  ] as const
+  for (const { id, kind, text } of closing) {
     const thread = existing.get(id)
     if (!thread || thread.resolved) continue
     const position = thread.discussion.notes[0]?.position
     if (position?.new_path && unreviewedPaths.has(position.new_path)) continue
     try {
-      const tag = `${thread.fingerprint}:${list === result.threads.resolved ? "fixed" : "dismissed"}:${short(reviewedHead)}`
+      const tag = `${thread.fingerprint}:${kind}:${short(reviewedHead)}`
       const body = prepare(text, [[markers.reply, tag]])
       await client.reply(thread.discussion.id, body, async () => {
         const discussion = await client.discussion(thread.discussion.id)
         return discussion.notes.find((note) => note.author.id === state.bot.id && markerIn(note.body, markers.reply) === tag)
       })
       await client.resolveThread(thread.discussion.id, true)
-      list.push({ discussionId: thread.discussion.id })
+      ;(kind === "fixed" ? result.threads.resolved : result.threads.dismissed).push({ discussionId: thread.discussion.id })
     } catch (error) {
       warn(`could not resolve thread ${thread.discussion.id}`, error)
     }
