@@ -38,6 +38,27 @@ describe("a review nobody ran", () => {
     expect(markdown).toContain("# Code review: incomplete, not approved")
   })
 
+  test("reviewer findings cut to fit OpenCode's tool output are counted and disclosed, not silently dropped", async () => {
+    const { scenario, fake, env } = await gitlabScenario()
+    const many = Array.from({ length: 160 }, (_, index) => ({
+      severity: "suggestion" as const,
+      file: "src/auth/login.ts",
+      line: 1,
+      category: "code-quality",
+      title: `Naming nit number ${index + 1}`,
+      body: `Consider a clearer name here (${index + 1}). `.repeat(12),
+    }))
+    scenario.setReply("fake/code-quality", findingsReply(many))
+    const run = await scenario.run({ env })
+    expect(run.code, run.stderr).toBe(2)
+    const cut = run.record!.coverage.unjudgedFindings
+    expect(cut).toBeGreaterThan(0)
+    expect(run.record!.notes).toContain(`${cut} less severe reviewer findings were left out of the coordinator's input to fit OpenCode's tool output limit and not judged`)
+    // The critical finding survived the cut (the most severe are kept first).
+    expect(run.record!.findings.some((finding) => finding.severity === "critical")).toBe(true)
+    expect(summaryNotes(fake)[0]!.body).toContain(`${cut} less severe reviewer findings were left out`)
+  })
+
   test("a coordinator that never calls spawn_reviewers: every planned reviewer is listed as not run, nothing approved", async () => {
     const { scenario, fake, env } = await gitlabScenario()
     scenario.setReply("fake/coordinator", (request) =>
