@@ -146,7 +146,22 @@ describe("runReviewers", () => {
     })
     const { outcomes } = await finish()
     expect(outcomes[0]!.status).toBe("failed")
-    expect(outcomes[0]!.error).toBe("fake/two: APIError 529: down fake/two; no model left to fail back to")
+    expect(outcomes[0]!.error).toBe("fake/two: APIError 529: down fake/two; no model left to fail back to (after fake/one: APIError 529: down fake/one)")
+  })
+
+  test("names every model of a longer chain and its error, oldest first, whether the last one is retryable or not", async () => {
+    const down = (model: string): FakeBehaviour => ({ kind: "error", error: { name: "APIError", data: { message: `down ${model}`, statusCode: 429, isRetryable: true } } })
+    const exhausted = start({ tasks: [task("security", ["fake/one", "fake/two", "fake/three"])], behave: (prompt) => down(prompt.model) })
+    const { outcomes } = await exhausted.finish()
+    expect(outcomes[0]!.error).toBe(
+      "fake/three: APIError 429: down fake/three; no model left to fail back to (after fake/one: APIError 429: down fake/one; fake/two: APIError 429: down fake/two)",
+    )
+    const fatal = start({
+      tasks: [task("security", ["fake/one", "fake/two", "fake/three"])],
+      behave: (prompt) => (prompt.model === "fake/three" ? { kind: "error", error: { name: "APIError", data: { message: "bad key", statusCode: 401, isRetryable: false } } } : down(prompt.model)),
+    })
+    const { outcomes: fatalOutcomes } = await fatal.finish()
+    expect(fatalOutcomes[0]!.error).toBe("fake/three: APIError 401: bad key (after fake/one: APIError 429: down fake/one; fake/two: APIError 429: down fake/two)")
   })
 
   test("names the model of the last error after a failback", async () => {

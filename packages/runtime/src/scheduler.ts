@@ -150,20 +150,25 @@ async function runReviewer(task: ReviewerTask, context: Context): Promise<Review
   if (clock.now() >= budgetAt) return end("failed", `not started: the overall budget of ${minutes(limits.overallMs)} was spent`)
 
   const excluded = new Set<string>()
-  let lastError: string | null = null
+  // "model: error" of every retryable failure so far, oldest first: a reviewer that finally fails
+  // names each model it tried and why, never only the last one.
+  const failures: string[] = []
+  const lastError = () => failures.at(-1) ?? null
+  // The failures before the last one, for the end of the final error.
+  const earlier = () => (failures.length > 1 ? ` (after ${failures.slice(0, -1).join("; ")})` : "")
   for (;;) {
     const choice = selectModel(task.models, breakers, excluded)
     if (choice.model === null) {
       const open = choice.skipped.length > 0 ? `circuit open for ${choice.skipped.join(", ")}` : null
-      if (lastError === null) return end("failed", `no model available: ${open ?? "empty model chain"}`)
-      return end("failed", `${lastError}; no model left to fail back to${open ? ` (${open})` : ""}`)
+      if (lastError() === null) return end("failed", `no model available: ${open ?? "empty model chain"}`)
+      return end("failed", `${lastError()}; no model left to fail back to${open ? ` (${open})` : ""}${earlier()}`)
     }
     const model = choice.model
     if (progress.attempts > 0) {
       const reason = retryBlocked(context)
       if (reason) {
         breakers.release(model)
-        return end("failed", `${lastError}; ${reason} (would fail back to ${model})`)
+        return end("failed", `${lastError()}; ${reason} (would fail back to ${model})${earlier()}`)
       }
     }
     excluded.add(model)
@@ -180,12 +185,12 @@ async function runReviewer(task: ReviewerTask, context: Context): Promise<Review
     if (result.kind === "fatal") {
       if (result.answered) breakers.succeed(model)
       else breakers.release(model)
-      // After a failback, say which model this last error came from.
-      return end("failed", progress.attempts > 1 ? `${model}: ${result.error} (after ${lastError})` : result.error)
+      // After a failback, say which model this last error came from, and what the earlier ones did.
+      return end("failed", failures.length > 0 ? `${model}: ${result.error} (after ${failures.join("; ")})` : result.error)
     }
     breakers.fail(model)
-    lastError = `${model}: ${result.error}`
-    if (context.signal?.aborted) return end("failed", `${lastError}; the coordinator's session was aborted`)
+    failures.push(`${model}: ${result.error}`)
+    if (context.signal?.aborted) return end("failed", `${lastError()}; the coordinator's session was aborted${earlier()}`)
   }
 }
 
