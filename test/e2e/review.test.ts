@@ -182,8 +182,14 @@ describe("opencode-reviewer review", () => {
     cleanups.push(() => rm(scratch, { recursive: true, force: true }))
     const description = join(scratch, "description.md")
     await writeFile(description, "Context. ".repeat(233_017) + "END-OF-DESCRIPTION")
-    // A context window the 2 MB prompt fits in: otherwise OpenCode compacts, as it should.
-    const run = await review({ args: ["--description-file", description], files: { "src/app.ts": "export const a = 2\n" }, contextLimit: 2_000_000 })
+    // A context window the 2 MB prompt fits in (otherwise OpenCode compacts, as it should), and a
+    // description cap above it (the default keeps 64 KiB: huge-inputs.test.ts).
+    const run = await review({
+      args: ["--description-file", description],
+      files: { "src/app.ts": "export const a = 2\n" },
+      contextLimit: 2_000_000,
+      config: { limits: { heartbeatSeconds: 30, descriptionBytes: 4_194_304 } },
+    })
     expect(run.code, run.stderr).toBe(0)
     const first = run.server.requests.find((request) => request.model === "coordinator" && !request.isTitle)!
     expect(first.bytes).toBeGreaterThan(2_000_000)

@@ -211,6 +211,7 @@ export async function finishReview(prepared: Prepared, outcome: CoordinatorOutco
     breakGlass: breakGlass !== null,
     injectionSuspected: plan.injection.length > 0,
     unjudgedFindings: unjudgedFindings(outcome.result),
+    unread: prepared.change.unreviewed ?? [],
     previous: prepared.change.previousFindings ?? [],
     // Findings plugins established by code while planning: facts that join the coordinator's.
     codeFindings: planFacts.plan.findings ?? [],
@@ -234,6 +235,7 @@ export async function finishEmptyReview(prepared: Prepared, io: Io): Promise<Rev
     plan: { ...planFacts.plan, agents: planFacts.plan.agents.filter((agent) => agent.role === "coordinator") },
     reviewers: [],
     durationMs: 0,
+    unread: prepared.change.unreviewed ?? [],
     breakGlass: prepared.provider.breakGlass?.(prepared.config.breakGlass) != null,
     injectionSuspected: plan.injection.length > 0,
     previous: prepared.change.previousFindings ?? [],
@@ -245,7 +247,6 @@ export async function finishEmptyReview(prepared: Prepared, io: Io): Promise<Rev
 // Local outputs first (review.json, review.md, Code Quality, SARIF): they must exist even when posting
 // to the merge request fails. Then the provider posts, and says what it did.
 async function publish(prepared: Prepared, record: ReviewRecord, io: Io): Promise<ReviewRecord> {
-  for (const file of prepared.change.unreviewed ?? []) record.notes.push(`not reviewed: ${file.path} (${file.reason})`)
   await publishLocal(record, { outputDir: prepared.outputDir, write: io.stdout })
   await writeReports(prepared.outputDir, record, { toolVersion: packageJson.version })
   const result = await prepared.provider.publish(record, { outputDir: prepared.outputDir, write: io.stdout }).catch((error: unknown) => {

@@ -28,12 +28,20 @@ export interface Change {
    */
   readHeadFile?(path: string): Promise<string | null>
   /** Changed files the provider could not deliver (collapsed, too large): listed, never called reviewed. */
-  unreviewed?: { path: string; reason: string }[]
+  unreviewed?: UnreadFile[]
   /** The bot's findings from its previous review, for new / persisting / resolved. */
   previousFindings?: PreviousFinding[]
 }
 
 /** Where changes come from and where reviews go: local git, GitLab, a patch file. */
+/** Changed files the provider could not give the reviewers (no content from the API, past its limits). */
+export interface UnreadFile {
+  path: string
+  reason: string
+  /** How many changed files the entry stands for: 1 when absent, null when unknown. */
+  files?: number | null
+}
+
 export interface VcsProvider {
   readonly name: string
   /** Reads the change under review; throws ChangeReadError with a hint the user can act on. */

@@ -119,6 +119,13 @@ export const ConfigInput = z
         breakerCooldownMinutes: z.number().positive().max(60).optional().describe("Open breaker cooldown before one probe (default 2)."),
         coordinatorMinutes: z.number().positive().max(240).optional().describe("Outer kill timer for the coordinator process (default 40)."),
         heartbeatSeconds: z.number().positive().max(600).optional().describe("Heartbeat line interval while the model is quiet (default 30)."),
+        descriptionBytes: z
+          .number()
+          .int()
+          .min(1024)
+          .max(16_777_216)
+          .optional()
+          .describe("Bytes of the merge request description the coordinator and the reviewers receive (default 65536); the rest is cut and the review's coverage notes say so."),
       })
       .optional()
       .describe("Timeouts, concurrency and breaker settings (defaults from the seed system)."),
@@ -207,6 +214,8 @@ export const defaults = {
     breakerCooldownMinutes: 2,
     coordinatorMinutes: 40,
     heartbeatSeconds: 30,
+    // 64 KiB: about 16k tokens, a twelfth of a 200k window; a description past it is cut and the review says so.
+    descriptionBytes: 65_536,
   },
   breakGlass: "break glass",
   failOn: "significant_concerns" as Decision,

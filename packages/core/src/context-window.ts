@@ -30,7 +30,9 @@ export function estimateTokens(text: string): number {
 /**
  * A warning when the coordinator's first request (its system prompt plus the prompt on stdin) would
  * pass half the model's context window, or null. Past that, OpenCode compacts mid-review and the
- * judge pass loses what the reviewers said.
+ * judge pass loses what the reviewers said; past the whole window the review cannot run at all (the
+ * provider refuses the request, or OpenCode compacts before the coordinator has judged anything,
+ * which ended a run with "Tool call not allowed while generating summary"), and the warning says so.
  */
 export function contextWarning(config: OpencodeConfig, model: string, system: string, prompt: string): string | null {
   const window = contextWindow(config, model)
@@ -38,5 +40,7 @@ export function contextWarning(config: OpencodeConfig, model: string, system: st
   const tokens = estimateTokens(system) + estimateTokens(prompt)
   if (tokens <= window * contextWarningShare) return null
   const share = Math.round((tokens / window) * 100)
-  return `the coordinator's prompt is about ${tokens.toLocaleString("en-US")} tokens, ${share} % of ${model}'s ${window.toLocaleString("en-US")}-token context window (warning above ${contextWarningShare * 100} %): narrow the change or use a model with a larger window`
+  const size = `the coordinator's prompt is about ${tokens.toLocaleString("en-US")} tokens, ${share} % of ${model}'s ${window.toLocaleString("en-US")}-token context window`
+  if (tokens > window) return `${size}: it does not fit, so the review will fail; narrow the change (fewer comments, a shorter description) or use a model with a larger window`
+  return `${size} (warning above ${contextWarningShare * 100} %): narrow the change or use a model with a larger window`
 }

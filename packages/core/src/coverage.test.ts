@@ -38,6 +38,13 @@ describe("assessCoverage", () => {
   test("nothing planned (nothing to read) is complete", () => {
     expect(assessCoverage([], []).complete).toBe(true)
   })
+
+  test("more changed files unread than read, or an unknown number past a provider's limits, is incomplete", () => {
+    expect(assessCoverage(six, [], { read: 3, unread: 2 }).complete).toBe(true)
+    expect(assessCoverage(six, [], { read: 1, unread: 2 })).toEqual({ complete: false, reasons: ["2 changed files could not be read, against 1 reviewed"] })
+    expect(assessCoverage(six, [], { read: 1_000, unread: null }).reasons).toEqual(["an unknown number of changed files could not be read, against 1,000 reviewed"])
+    expect(assessCoverage([], [], { read: 0, unread: 1 }).complete).toBe(false)
+  })
 })
 
 describe("capForCoverage", () => {

@@ -15,6 +15,12 @@ export interface CoverageVerdict {
   reasons: string[]
 }
 
+/** Changed files the reviewers could read, and those the provider could not give them (null: unknown). */
+export interface FileCoverage {
+  read: number
+  unread: number | null
+}
+
 /**
  * Reviewers whose absence alone makes a review incomplete: without them nobody read the change
  * for what can be exploited, whatever else ran.
@@ -26,9 +32,15 @@ export const essentialReviewers: readonly string[] = ["security"]
  * finish, or when more than half of the planned reviewers did not. A review without planned
  * reviewers (nothing to read) is complete.
  */
-export function assessCoverage(planned: readonly string[], missing: readonly MissingReviewer[]): CoverageVerdict {
-  if (planned.length === 0 || missing.length === 0) return { complete: true, reasons: [] }
+export function assessCoverage(planned: readonly string[], missing: readonly MissingReviewer[], files: FileCoverage = { read: 0, unread: 0 }): CoverageVerdict {
   const reasons: string[] = []
+  // More changed files unread than read (or an unknown number past a provider's limits): whatever
+  // the reviewers said covers the lesser part of the change.
+  if (files.unread === null || files.unread > files.read) {
+    const unread = files.unread === null ? "an unknown number of" : files.unread.toLocaleString("en-US")
+    reasons.push(`${unread} changed files could not be read, against ${files.read.toLocaleString("en-US")} reviewed`)
+  }
+  if (planned.length === 0 || missing.length === 0) return { complete: reasons.length === 0, reasons }
   const essential = missing.filter((reviewer) => essentialReviewers.includes(reviewer.name))
   if (essential.length > 0) reasons.push(`the ${essential.map((reviewer) => reviewer.name).join(" and ")} review did not run (${essential.map(describe).join("; ")})`)
   if (missing.length * 2 > planned.length) {

@@ -13,7 +13,7 @@ import type { Logger } from "./logger"
 import { detectDiffInstructions } from "./injection"
 import { createNoiseFilter, headFromDiff, type NoiseReason } from "./noise"
 import type { PlanView, ReviewPlugin } from "./plugin"
-import { buildPrompts, type InjectionAttempt } from "./prompt"
+import { buildPrompts, clipLongLines, fileListName, type Clip, type InjectionAttempt } from "./prompt"
 import type { PromptLibrary } from "./prompt-files"
 import { assessRisk, type Tier } from "./risk"
 import { projectMechanics, readSignals } from "./signals"
@@ -67,6 +67,13 @@ export interface ReviewPlan {
   assembly: Assembly
   /** Suspected prompt-injection attempts: in the MR's text (from the prompts) and in added diff lines. */
   injection: InjectionAttempt[]
+  /**
+   * What the agents see only in part: a description over `limits.descriptionBytes`, a file list
+   * longer than the prompts carry (all in `fileListFile`), lines longer than the reviewers' read tool shows.
+   */
+  clipped: Clip[]
+  /** The work dir file listing every changed and filtered file, or null when the prompts list them all. */
+  fileListFile: string | null
   /** Things the user should know that did not stop planning (parse problems, plugin failures). */
   warnings: string[]
   /** Findings plugins established by code (not by a model); merged into review.json by the CLI. */
@@ -168,7 +175,10 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     reviewers: agents.filter((agent) => agent.role === "reviewer").map(({ name, reason }) => ({ name, reason })),
     previousReview: change.previousReview,
     customInstructions: change.customInstructions,
+    limits: { descriptionBytes: config.limits.descriptionBytes },
   })
+  // Said in plan.json and review.json's notes (not as warnings: nothing failed); the patches stay byte-exact.
+  const clipped = [...prompts.clipped, ...clipLongLines(reviewed.map(({ file }) => file))]
   phase("prompts")
   const coordinator = agents.find((agent) => agent.role === "coordinator")
   const tooBig = coordinator ? contextWarning(lifecycle.config, coordinator.models[0]!, lifecycle.config.agent[coordinator.name]?.prompt ?? "", prompts.coordinator) : null
@@ -195,6 +205,8 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
   phase("write patches")
   await writeFile(files.promptFile, prompts.coordinator)
   await writeFile(files.contextFile, prompts.sharedContext)
+  const fileListFile = prompts.fileList === null ? null : join(workDir, fileListName)
+  if (fileListFile !== null) await writeFile(fileListFile, prompts.fileList!)
   // opencode.json may carry provider options; keep it private to the user running the review.
   await writeFile(files.configFile, JSON.stringify(lifecycle.config, null, 2) + "\n", { mode: 0o600 })
   await chmod(files.configFile, 0o600)
@@ -209,6 +221,8 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     ...files,
     assembly: { config: lifecycle.config, env: lifecycle.env, models: lifecycle.models, refused: lifecycle.refused },
     injection,
+    clipped,
+    fileListFile,
     warnings,
     findings: lifecycle.findings,
     limits: config.limits,
@@ -251,6 +265,8 @@ function planRecord(plan: ReviewPlan) {
     agents: plan.agents,
     limits: plan.limits,
     injection: plan.injection,
+    clipped: plan.clipped,
+    fileListFile: plan.fileListFile,
     warnings: plan.warnings,
     findings: plan.findings,
   }
@@ -274,8 +290,9 @@ async function classifyFiles(files: DiffFile[], change: Change, config: Config):
 
 async function prepareWorkDir(workDir: string, repoDir: string): Promise<void> {
   await mkdir(workDir, { recursive: true })
-  // Patches from an earlier plan must not linger beside this one's.
+  // Patches and a file list from an earlier plan must not linger beside this one's.
   await rm(join(workDir, "diff"), { recursive: true, force: true })
+  await rm(join(workDir, fileListName), { force: true })
   await mkdir(join(workDir, "diff"), { recursive: true })
   const inside = !relative(resolve(repoDir), workDir).startsWith("..")
   if (inside) await writeFile(join(workDir, ".gitignore"), "*\n")

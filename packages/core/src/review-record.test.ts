@@ -113,10 +113,35 @@ describe("buildReviewRecord", () => {
     expect(record.reasons.at(-1)).toMatch(/^the review is incomplete/)
   })
 
+  test("files the provider could not give the reviewers become notes, and an unknown number past its limits makes the review incomplete", () => {
+    const unread = [{ path: "big.sql", reason: "too large: GitLab returned no diff content" }, { path: "every changed file after the first 1,000", reason: "past GitLab's diff limits", files: null }]
+    const record = buildReviewRecord(input({ unread, review: { summary: "s", findings: [], answer: null }, reviewers: input().reviewers.map((reviewer) => ({ ...reviewer, status: "done" })) }))
+    expect(record.notes).toContain("not reviewed: big.sql (too large: GitLab returned no diff content)")
+    expect(record.coverage.complete).toBe(false)
+    expect(record.decision).toBe("minor_issues")
+    expect(record.reasons[0]).toContain("an unknown number of changed files could not be read, against 3 reviewed")
+  })
+
   test("findings cut from the coordinator's input are counted and noted", () => {
     const record = buildReviewRecord(input({ unjudgedFindings: 12 }))
     expect(record.coverage.unjudgedFindings).toBe(12)
     expect(record.notes).toContain("12 less severe reviewer findings were left out of the coordinator's input to fit OpenCode's tool output limit and not judged")
+  })
+
+  test("what the agents saw only in part (plan.json clipped) is one note each, after partial coverage, before other notes", () => {
+    const clipped = [
+      { what: "description", detail: "1,048,576 bytes, the first 65,536 reached the reviewers" },
+      { what: "src/big.ts line 3", detail: "12,000 characters, reviewers saw the first 1,999" },
+    ]
+    const record = buildReviewRecord(input({ plan: { ...plan, clipped }, review: { summary: "s", findings: [{ ...docs, file: "src/context.ts" }], answer: null } }))
+    expect(record.notes).toEqual([
+      "coverage is partial: 1 of 4 reviewers failed (performance)",
+      "description: 1,048,576 bytes, the first 65,536 reached the reviewers",
+      "src/big.ts line 3: 12,000 characters, reviewers saw the first 1,999",
+      "f1 cites src/context.ts, which is not part of the change",
+    ])
+    expect(parsePlanFacts(JSON.stringify({ ...plan, clipped }))).toEqual({ ok: true, plan: { ...plan, clipped } })
+    expect(buildReviewRecord(input()).notes).not.toContainEqual(expect.stringContaining("reached the reviewers"))
   })
 
   test("keeps findings on files outside the diff, with a note", () => {

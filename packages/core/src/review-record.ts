@@ -5,6 +5,7 @@ import { CodeFinding, Decision, Finding, normalizeCategory } from "./finding"
 import { Review } from "./findings-xml"
 import { carryOver, type PreviousFinding } from "./previous-findings"
 import { Tier } from "./risk"
+import type { UnreadFile } from "./change"
 
 /** Whether a finding is new in this review or was already raised by the previous one. */
 export const FindingStatus = z.enum(["new", "persisting"])
@@ -114,6 +115,8 @@ export const PlanFacts = z.object({
   injection: z.array(z.unknown()).optional(),
   /** Findings plugins established by code during planning. */
   findings: z.array(CodeFinding).optional(),
+  /** What the agents saw only in part (prompt.ts `Clip`): one note each, "`what`: `detail`". */
+  clipped: z.array(z.object({ what: z.string(), detail: z.string() })).optional(),
 })
 export type PlanFacts = z.infer<typeof PlanFacts>
 
@@ -139,6 +142,8 @@ export interface ReviewRecordInput {
   injectionSuspected?: boolean
   /** Reviewer findings left out of the coordinator's tool output to fit its limit (spawn_reviewers `cut`). */
   unjudgedFindings?: number
+  /** Changed files the provider could not give the reviewers; each becomes a note, and many make the review incomplete. */
+  unread?: readonly UnreadFile[]
   previous?: readonly PreviousFinding[]
   /**
    * Findings established by code (plan.json `findings`): facts, not model opinions. They join the
@@ -152,7 +157,8 @@ export interface ReviewRecordInput {
  * Assembles review.json: merges duplicate findings, computes the decision, numbers and attributes
  * the findings, marks them new or persisting against the previous review, and records coverage.
  * A planned reviewer without an outcome counts as failed ("did not run"). Findings that cite a
- * file outside the diff are kept (the coordinator may cite context) and listed in `notes`.
+ * file outside the diff are kept (the coordinator may cite context) and listed in `notes`, after
+ * one note per thing the agents saw only in part (plan.json `clipped`).
  */
 export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
   const code = uniqueCodeFindings(input.codeFindings ?? [])
@@ -167,7 +173,12 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
   const judgedCount = kept.filter((entry) => !entry.code).length
   const injectionSuspected = input.injectionSuspected ?? (input.plan.injection ?? []).length > 0
   const planned = plannedReviewers(input.plan, input.reviewers)
-  const coverage = assessCoverage(planned, failedReviewers)
+  const unread = input.unread ?? []
+  const reviewedFiles = input.plan.files.filter((file) => file.noise === null).length
+  const coverage = assessCoverage(planned, failedReviewers, {
+    read: reviewedFiles,
+    unread: unread.some((file) => file.files === null) ? null : unread.reduce((sum, file) => sum + (file.files ?? 1), 0),
+  })
   const judgedVerdict = decide(findings, { injectionSuspected, injectionAt: injectionLocations(input.plan.injection ?? []), breakGlass: input.breakGlass })
   // Break glass is a human's decision and stands; otherwise what did not run cannot be approved.
   const verdict = input.breakGlass ? judgedVerdict : capForCoverage(judgedVerdict.decision, judgedVerdict.reasons, coverage)
@@ -193,6 +204,7 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
   const brief = (entry: PreviousFinding) => ({ id: entry.id, title: entry.title, file: entry.file, line: entry.line })
   const resolved = carried.fixed.map(brief)
 
+  for (const clip of input.plan.clipped ?? []) notes.push(`${clip.what}: ${clip.detail}`)
   const inDiff = new Set(input.plan.files.map((file) => file.path))
   for (const finding of recorded) {
     if (!inDiff.has(finding.file)) notes.push(`${finding.id} cites ${finding.file}, which is not part of the change`)
@@ -201,6 +213,7 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
   if (failedReviewers.length > 0) {
     notes.unshift(`coverage is partial: ${failedReviewers.length} of ${planned.length} reviewers failed (${failedReviewers.map((failure) => failure.name).join(", ")})`)
   }
+  for (const file of unread) notes.push(`not reviewed: ${file.path} (${file.reason})`)
   const unjudged = input.unjudgedFindings ?? 0
   if (unjudged > 0) {
     notes.push(`${unjudged} less severe reviewer finding${unjudged === 1 ? " was" : "s were"} left out of the coordinator's input to fit OpenCode's tool output limit and not judged`)
@@ -214,7 +227,7 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
     findings: recorded,
     resolved,
     coverage: {
-      reviewedFiles: input.plan.files.filter((file) => file.noise === null).length,
+      reviewedFiles,
       filtered: input.plan.files.flatMap((file) => (file.noise === null ? [] : [{ path: file.path, reason: file.noise }])),
       failedReviewers,
       complete: coverage.complete,

@@ -23,6 +23,8 @@ export type ApiDiffFile = z.infer<typeof ApiDiffFile>
 export interface UnreviewedFile {
   path: string
   reason: string
+  /** How many changed files the entry stands for: 1 when absent, null when unknown (past GitLab's diff limits). */
+  files?: number | null
 }
 
 /** The unified git diff rebuilt from GitLab's per-file diffs, and the files GitLab sent no content for. */
@@ -48,6 +50,27 @@ export function assembleDiff(files: readonly ApiDiffFile[]): AssembledDiff {
     sections.push(section(file))
   }
   return { diff: sections.join(""), unreviewed }
+}
+
+/**
+ * The changed files `/diffs` did not list, as one unreviewed entry, or null when it listed them all.
+ * GitLab stores at most its "Maximum diff files" (`diff_max_files`, default 1000) and "Maximum diff
+ * lines" per version; past them it drops the rest silently, and only the merge request's
+ * `changes_count` ("1000+") shows it. Their names are unknown, so the entry names the range.
+ */
+export function unlistedFiles(changesCount: unknown, listed: number): UnreviewedFile | null {
+  const match = /^(\d+)(\+?)$/.exec(typeof changesCount === "string" || typeof changesCount === "number" ? String(changesCount).trim() : "")
+  if (!match) return null
+  const total = Number(match[1])
+  const overflow = match[2] === "+"
+  if (!overflow && total <= listed) return null
+  const count = (value: number) => value.toLocaleString("en-US")
+  const of = overflow ? `more than ${count(total)}` : count(total)
+  return {
+    files: overflow ? null : total - listed,
+    path: `every changed file after the first ${count(listed)}`,
+    reason: `GitLab's /diffs stops at its diff limits, listing ${count(listed)} of ${of} changed files, changes_count "${match[0]}"; fetch the merge request's commits, GIT_DEPTH: 0, so git reads the whole diff`,
+  }
 }
 
 // Why GitLab's answer holds no reviewable content for a file, or null when it is complete.

@@ -37,6 +37,8 @@ export const ApiMergeRequest = z.object({
   reviewers: z.array(ApiUser).nullish(),
   detailed_merge_status: z.string().nullish(),
   references: z.object({ full: z.string().nullish() }).nullish(),
+  /** A string: "12", or "1000+" past GitLab's diff limits (gitlab-api.md §4). */
+  changes_count: z.union([z.string(), z.number()]).nullish(),
 })
 export type ApiMergeRequest = z.infer<typeof ApiMergeRequest>
 

@@ -114,6 +114,42 @@ describe("merge request and diffs", () => {
     expect(response.headers.get("link")).toContain(`<${fake.apiUrl}/projects/42/merge_requests/7/diffs?id=42&merge_request_iid=7&page=3&per_page=2&unidiff=false>; rel="next"`)
   })
 
+  test("past diff_max_files GitLab stores only the first files: /diffs lists them, changes_count and real_size say N+", async () => {
+    const fake = await start({ maxDiffFiles: 3 })
+    const api = client(fake)
+    const diffs = await api.MergeRequests.allDiffs(42, 7, { perPage: 2 })
+    expect(diffs.map((file) => file.new_path)).toEqual(["docs/a & b.md", "docs/new-name.md", "lib/gone.ts"])
+    expect(fake.state.requests.filter((request) => request.path.endsWith("/diffs")).map((request) => request.query.page)).toEqual([undefined, "2"])
+    expect((await api.MergeRequests.show(42, 7)).changes_count).toBe("3+")
+    expect((await api.MergeRequests.allDiffVersions(42, 7))[0]).toMatchObject({ state: "overflow", real_size: "3+" })
+    const warning = vi.spyOn(process, "emitWarning").mockImplementation(() => {})
+    onTestFinished(() => warning.mockRestore())
+    const changes = await api.MergeRequests.showChanges(42, 7)
+    expect(changes.changes).toHaveLength(3)
+    expect(changes.overflow).toBe(true)
+    // A DiffNote on a file past the limit is still accepted: GitLab diffs the position's paths from the repository.
+    const position = { baseSha: refs(fake).baseSha, startSha: refs(fake).startSha, headSha: refs(fake).headSha, positionType: "text" as const, newPath: "src/new.ts", oldPath: "src/new.ts", newLine: "1" }
+    const thread = await api.MergeRequestDiscussions.create(42, 7, "on a file /diffs does not list", { position })
+    expect(thread.notes?.[0]).toMatchObject({ type: "DiffNote" })
+  })
+
+  test("the default diff_max_files is 1000: a 1,005-file change lists 1,000 files and changes_count is \"1000+\"", async () => {
+    const many = await createTempRepo("gitlab-fake-many-")
+    onTestFinished(() => many.remove())
+    await many.write({ "README.md": "many\n" })
+    many.commit("base")
+    many.git("checkout", "-q", "-b", "feature")
+    await many.write(Object.fromEntries(Array.from({ length: 1005 }, (_, index) => [`src/f${String(index).padStart(4, "0")}.ts`, `export const v = ${index}\n`])))
+    many.commit("many files")
+    const fake = await startGitlabFake({ repoDir: many.dir, sourceBranch: "feature", targetBranch: "main" })
+    onTestFinished(() => fake.close())
+    const api = client(fake)
+    expect((await api.MergeRequests.show(42, 7)).changes_count).toBe("1000+")
+    const diffs = await api.MergeRequests.allDiffs(42, 7, { perPage: 100 })
+    expect(diffs).toHaveLength(1000)
+    expect(diffs.at(-1)!.new_path).toBe("src/f0999.ts")
+  })
+
   test("versions are newest first and the deprecated /changes is still served", async () => {
     const fake = await start()
     const api = client(fake)

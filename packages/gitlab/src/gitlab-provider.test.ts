@@ -171,6 +171,23 @@ describe("reading the merge request", () => {
     expect(new TextDecoder().decode(change.diff)).not.toContain("a&b.ts")
   })
 
+  test("files /diffs leaves out past GitLab's diff_max_files are named as not reviewed; local git reads them all", async () => {
+    await start({ maxDiffFiles: 1 })
+    const change = await provider().readChange()
+    const { parseDiff } = await import("@opencode-reviewer/core")
+    expect(parseDiff(change.diff).files.map((file) => file.path)).toEqual(["src/a&b.ts"])
+    expect(change.unreviewed).toEqual([
+      {
+        files: null,
+        path: "every changed file after the first 1",
+        reason: `GitLab's /diffs stops at its diff limits, listing 1 of more than 1 changed files, changes_count "1+"; fetch the merge request's commits, GIT_DEPTH: 0, so git reads the whole diff`,
+      },
+    ])
+    const fromGit = await provider({ readLocalDiff }).readChange()
+    expect(parseDiff(fromGit.diff).files).toHaveLength(2)
+    expect(fromGit.unreviewed).toEqual([])
+  })
+
   test("human replies in the bot's threads travel with the previous review, and count for break glass", async () => {
     await start()
     const first = await provider().publish(record([sqlFinding()]))

@@ -13,7 +13,7 @@ import {
   type ReviewRecord,
   type VcsProvider,
 } from "@opencode-reviewer/core"
-import { assembleDiff, type UnreviewedFile } from "./api-diff"
+import { assembleDiff, unlistedFiles, type AssembledDiff, type UnreviewedFile } from "./api-diff"
 import type { ApiMergeRequest, ApiNote, ApiUser, Discussion } from "./api-schemas"
 import { readCiContext, rejectedTokenHint, type CiContext, type Environment } from "./ci-context"
 import { GitlabAuthError, GitlabRequestError } from "./errors"
@@ -135,7 +135,7 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
       const { mergeRequest: mr, refs } = await readVersion(client, context, sleep, log)
       mergeRequest = Promise.resolve(mr)
       const local = await readLocal(options, refs, log)
-      const assembled = local === null ? assembleDiff(await client.diffs()) : { diff: local, unreviewed: [] }
+      const assembled = local === null ? await readApiDiff(mr) : { diff: local, unreviewed: [] }
       const diffBytes = typeof assembled.diff === "string" ? new TextEncoder().encode(assembled.diff) : assembled.diff
       const discussions = await client.discussions()
       const previous = previousReviewOf(discussions, bot)
@@ -206,6 +206,15 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
     },
   }
   return provider
+
+  // GitLab's /diffs, plus the files it left out past its diff limits (they count as not reviewed).
+  async function readApiDiff(mr: ApiMergeRequest): Promise<AssembledDiff> {
+    const files = await client.diffs()
+    const assembled = assembleDiff(files)
+    const unlisted = unlistedFiles(mr.changes_count ?? null, files.length)
+    if (unlisted) assembled.unreviewed.push(unlisted)
+    return assembled
+  }
 
   async function authed<T>(call: Promise<T>): Promise<T> {
     try {

@@ -84,7 +84,7 @@ export function renderSummary(input: SummaryInput): string {
 
   lines.push("#### Coverage", "", `- Files reviewed: ${record.coverage.reviewedFiles}`)
   if (input.unreviewed.length > 0) {
-    lines.push(`- **Not reviewed** — GitLab sent no content for ${plural(input.unreviewed.length, "file")}:`)
+    lines.push(`- **Not reviewed** — GitLab sent no content for ${unreadCount(input.unreviewed)}:`)
     for (const file of input.unreviewed) lines.push(`  - ${inlineCode(file.path)} — ${oneLine(file.reason)}`)
   }
   if (record.coverage.filtered.length > 0) {
@@ -97,7 +97,9 @@ export function renderSummary(input: SummaryInput): string {
   } else {
     lines.push("- Every scheduled reviewer finished.")
   }
-  for (const note of record.notes) lines.push(`- Note: ${oneLine(note)}`)
+  // Unread files have their own list above; review.json repeats them as notes for other readers.
+  const listed = new Set(input.unreviewed.map((file) => `not reviewed: ${file.path} (${file.reason})`))
+  for (const note of record.notes.filter((candidate) => !listed.has(candidate))) lines.push(`- Note: ${oneLine(note)}`)
   lines.push("", "---", "", `*${footer(record)}*`)
   return lines.join("\n") + "\n"
 }
@@ -160,7 +162,7 @@ function warnings(input: SummaryInput): { title: string; text: string }[] {
     })
   }
   if (input.unreviewed.length > 0) {
-    result.push({ title: "Not reviewed:", text: `GitLab sent no diff content for ${plural(input.unreviewed.length, "file")} (listed under Coverage).` })
+    result.push({ title: "Not reviewed:", text: `GitLab sent no diff content for ${unreadCount(input.unreviewed)} (listed under Coverage).` })
   }
   if (record.coverage.filtered.length > 0) {
     const count = record.coverage.filtered.length
@@ -175,6 +177,13 @@ function warnings(input: SummaryInput): { title: string; text: string }[] {
 function noFindings(input: SummaryInput): string {
   const gaps = input.record.coverage.failedReviewers.length > 0 || input.unreviewed.length > 0
   return gaps ? "No findings in what was reviewed. Parts of the change were not reviewed (see Coverage), so this is not a clean result." : "No findings."
+}
+
+// "3 files", and the entry for files past GitLab's diff limits, whose number nobody knows.
+function unreadCount(files: readonly UnreviewedFile[]): string {
+  const known = files.filter((file) => file.files !== null).reduce((sum, file) => sum + (file.files ?? 1), 0)
+  if (!files.some((file) => file.files === null)) return plural(known, "file")
+  return known > 0 ? `${plural(known, "file")} and an unknown number past its diff limits` : "an unknown number of files past its diff limits"
 }
 
 function earlier(entry: { title: string; file: string | null; line: number | null }): string {

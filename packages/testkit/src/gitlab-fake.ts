@@ -130,6 +130,13 @@ export interface GitlabFakeOptions {
   maxPatchBytes?: number
   /** Paths whose diff comes back `collapsed: true` with `diff: ""`. */
   collapsedPaths?: string[]
+  /**
+   * GitLab's "Maximum diff files" (`diff_max_files`, default 1000, at most 3000). A version stores
+   * only the first this many files (MergeRequestDiff#save_diffs, Gitaly's collection limit): the rest
+   * are in no `/diffs`, `/changes` or `/versions/:id` answer, and `changes_count` and `real_size` say
+   * "1000+", the version's `state` "overflow" and `/changes` `overflow: true`.
+   */
+  maxDiffFiles?: number
   /** Paths reported as `generated_file: true` (in addition to gitlab-generated/linguist-generated attributes). */
   generatedPaths?: string[]
   /** What `GET /version` reports (default "17.6.0-ee"). */
@@ -222,7 +229,10 @@ export interface FakeVersion {
   baseSha: string
   startSha: string
   createdAt: string
+  /** The files GitLab stored for this version: at most `maxDiffFiles`, in git's order. */
   files: FakeVersionFile[]
+  /** True when the change has more files than were stored (GitLab's `overflow` state). */
+  overflow: boolean
   /** Newest first. */
   commits: FakeCommit[]
   patchIdSha: string | null
@@ -463,6 +473,7 @@ export async function startGitlabFake(options: GitlabFakeOptions): Promise<Gitla
     await released
   }
   const maxPatchBytes = options.maxPatchBytes ?? 200 * 1024
+  const maxDiffFiles = options.maxDiffFiles ?? 1000
   const started = performance.now()
   let baseUrl = ""
   const mr = state.mergeRequest
@@ -476,7 +487,9 @@ export async function startGitlabFake(options: GitlabFakeOptions): Promise<Gitla
     if (!start) throw new Error(`gitlab-fake: target branch ${options.targetBranch} not found in ${options.repoDir}`)
     const base = git.mergeBase(start, head)
     if (!base) throw new Error(`gitlab-fake: ${options.sourceBranch} and ${options.targetBranch} have no merge base`)
-    const files = git.diffFiles(base, head)
+    const changed = git.diffFiles(base, head)
+    // Gitaly stops the collection at diff_max_files; GitLab persists what it got and marks the overflow.
+    const files = changed.slice(0, maxDiffFiles)
     const generated = git.generatedByAttributes(head, files.map((file) => file.newPath))
     return {
       id: nextVersionId++,
@@ -495,10 +508,13 @@ export async function startGitlabFake(options: GitlabFakeOptions): Promise<Gitla
           tooLarge,
         }
       }),
+      overflow: changed.length > files.length,
       commits: git.commits(base, head),
       patchIdSha: git.patchId(base, head),
     }
   }
+  // Gitlab::Git::DiffCollection#real_size: the stored count, with "+" when the collection overflowed.
+  const realSize = (version: FakeVersion) => `${version.files.length}${version.overflow ? "+" : ""}`
   state.versions.push(readVersion())
   const current = () => state.versions[state.versions.length - 1]!
   const conflictCache = new Map<string, boolean>()
@@ -601,8 +617,8 @@ export async function startGitlabFake(options: GitlabFakeOptions): Promise<Gitla
     start_commit_sha: version.startSha,
     created_at: version.createdAt,
     merge_request_id: mr.id,
-    state: "collected",
-    real_size: String(version.files.length),
+    state: version.overflow ? "overflow" : "collected",
+    real_size: realSize(version),
     patch_id_sha: version.patchIdSha,
   })
 
@@ -675,10 +691,9 @@ export async function startGitlabFake(options: GitlabFakeOptions): Promise<Gitla
       approvals_before_merge: null,
     }
     if (!expanded) return out
-    const count = version.files.length
     Object.assign(out, {
       subscribed: caller.user !== null && caller.user.id === mr.author.id,
-      changes_count: count > 1000 ? "1000+" : String(count),
+      changes_count: realSize(version),
       latest_build_started_at: null,
       latest_build_finished_at: null,
       first_deployed_to_production_at: null,
@@ -1519,7 +1534,7 @@ export async function startGitlabFake(options: GitlabFakeOptions): Promise<Gitla
         const errors: string[] = []
         const unidiff = coerceBoolean(context.query.get("unidiff") ?? undefined, "unidiff", errors)
         if (errors.length > 0) return grapeError(400, errors.join(", "))
-        return json(200, { ...renderMergeRequest(context.caller, true), changes: current().files.map((file) => renderDiff(file, unidiff === true)), overflow: false })
+        return json(200, { ...renderMergeRequest(context.caller, true), changes: current().files.map((file) => renderDiff(file, unidiff === true)), overflow: current().overflow })
       },
     },
     {
