@@ -33,6 +33,12 @@ export function renderPlan(plan: ReviewPlan, source: string): string {
     for (const { file, noise } of filtered.slice(0, 50)) lines.push(`  ${file.path}  (${noise})`)
     if (filtered.length > 50) lines.push(`  ... and ${filtered.length - 50} more (see --json)`)
   }
+  if (plan.clipped.length > 0) {
+    lines.push("")
+    lines.push(`Cut to fit the prompts (${plan.clipped.length}):`)
+    for (const clip of plan.clipped.slice(0, 20)) lines.push(`  ${clip.what}: ${clip.detail}`)
+    if (plan.clipped.length > 20) lines.push(`  ... and ${plan.clipped.length - 20} more (see plan.json)`)
+  }
   if (plan.injection.length > 0) {
     lines.push("")
     lines.push(`Suspected prompt injection in: ${[...new Set(plan.injection.map((attempt) => attempt.field))].join(", ")}`)
