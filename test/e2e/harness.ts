@@ -1,6 +1,8 @@
+import { readdirSync, readFileSync } from "node:fs"
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { main } from "opencode-reviewer"
 import { parseFindings, renderReviewXml, type Finding, type ReviewRecord } from "@opencode-reviewer/core"
 import {
@@ -208,4 +210,76 @@ export function summaryNotes(fake: GitlabFake) {
 /** Inline threads (not plain comments) on the fake. */
 export function threads(fake: GitlabFake) {
   return fake.state.discussions.filter((discussion) => !discussion.individualNote)
+}
+
+/** `opencode-reviewer review` run by a test as a real process: what it printed, its pid, review.json. */
+export interface CliRun extends Run {
+  pid: number
+  ms: number
+}
+
+const cliBin = fileURLToPath(new URL("../../packages/cli/bin/opencode-reviewer.ts", import.meta.url))
+
+/**
+ * Runs `opencode-reviewer review` as a child process, for what only a real process shows: its own
+ * stderr (pino writes to fd 2), its process tree, its memory. Asynchronous, since the model server
+ * and the GitLab fake answer from this process (AGENTS.md). `onStart` gets the pid at once.
+ */
+export async function runCli(
+  scenario: Scenario,
+  env: Record<string, string>,
+  options: { repoDir?: string; args?: string[]; onStart?: (pid: number) => void } = {},
+): Promise<CliRun> {
+  const repoDir = options.repoDir ?? scenario.repo.dir
+  const started = performance.now()
+  const child = Bun.spawn([process.execPath, cliBin, "review", "--repo", repoDir, "--config", scenario.configFile, "--output-dir", scenario.outputDir, ...(options.args ?? [])], {
+    cwd: repoDir,
+    env: { ...gitEnv(repoDir), PWD: repoDir, ...env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  })
+  options.onStart?.(child.pid)
+  const [stdout, stderr] = await Promise.all([drain(child.stdout), drain(child.stderr)])
+  const code = await child.exited
+  const record = await readFile(join(scenario.outputDir, "review.json"), "utf8").then(
+    (json) => JSON.parse(json) as ReviewRecord,
+    () => null,
+  )
+  return { code, stdout, stderr, record, pid: child.pid, ms: Math.round(performance.now() - started) }
+}
+
+async function drain(stream: ReadableStream<Uint8Array>): Promise<string> {
+  const decoder = new TextDecoder()
+  let text = ""
+  for await (const chunk of stream) text += decoder.decode(chunk, { stream: true })
+  return text + decoder.decode()
+}
+
+/** Every live process below `root` (not `root` itself), with its parent, read from /proc. */
+export function descendantsOf(root: number): { pid: number; ppid: number }[] {
+  const children = new Map<number, number[]>()
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    const ppid = parentOf(entry)
+    if (ppid !== null) children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)])
+  }
+  const found: { pid: number; ppid: number }[] = []
+  const queue = (children.get(root) ?? []).map((pid) => ({ pid, ppid: root }))
+  while (queue.length > 0) {
+    const next = queue.shift()!
+    found.push(next)
+    queue.push(...(children.get(next.pid) ?? []).map((pid) => ({ pid, ppid: next.pid })))
+  }
+  return found
+}
+
+function parentOf(pid: string): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1")
+    // The command name (in parentheses) may hold spaces; the fields after it are fixed.
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+  } catch {
+    return null
+  }
 }

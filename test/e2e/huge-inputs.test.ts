@@ -1,12 +1,12 @@
-import { readdirSync, readFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { readFile } from "node:fs/promises"
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, test } from "vitest"
 import { findingsReply, gitEnv, toolCall, type GitlabFake, type RecordedRequest, type Reply } from "@opencode-reviewer/testkit"
-import { Decision, type ReviewRecord } from "@opencode-reviewer/core"
-import { cleanUp, gitlabScenario, judge, loginSource, summaryNotes, threads, type Scenario } from "./harness"
+import { Decision } from "@opencode-reviewer/core"
+import { cleanUp, descendantsOf, gitlabScenario, judge, loginSource, runCli as harnessRunCli, summaryNotes, threads, type CliRun, type Scenario } from "./harness"
 
 // "Huge inputs: a 1 MB description, a 12,000-character line, a 5,000-file MR through the GitLab
 // provider: no E2BIG, peak memory of the CLI and OpenCode under 1 GB, prompts stay well-formed, and
@@ -15,7 +15,6 @@ import { cleanUp, gitlabScenario, judge, loginSource, summaryNotes, threads, typ
 
 afterEach(cleanUp)
 
-const cliBin = fileURLToPath(new URL("../../packages/cli/bin/opencode-reviewer.ts", import.meta.url))
 // fast-xml-parser is core's dependency, not the workspace root's.
 const { XMLValidator } = createRequire(fileURLToPath(new URL("../../packages/core/package.json", import.meta.url)))("fast-xml-parser") as {
   XMLValidator: { validate(xml: string): true | { err: { code: string; msg: string; line: number } } }
@@ -33,16 +32,7 @@ type Peaks = Record<string, number>
 function memorySampler(root: number) {
   const peaks = new Map<number, { role: string; hwmKb: number }>()
   const sample = () => {
-    const children = new Map<number, number[]>()
-    for (const entry of readdirSync("/proc")) {
-      if (!/^\d+$/.test(entry)) continue
-      const parent = parentOf(entry)
-      if (parent !== null) children.set(parent, [...(children.get(parent) ?? []), Number(entry)])
-    }
-    const queue = [root]
-    while (queue.length > 0) {
-      const pid = queue.shift()!
-      queue.push(...(children.get(pid) ?? []))
+    for (const pid of [root, ...descendantsOf(root).map((entry) => entry.pid)]) {
       try {
         const hwmKb = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "latin1"))?.[1] ?? 0)
         const known = peaks.get(pid)
@@ -65,16 +55,6 @@ function memorySampler(root: number) {
   }
 }
 
-function parentOf(pid: string): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "latin1")
-    // The command name (in parentheses) may hold spaces; the fields after it are fixed.
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
-  } catch {
-    return null
-  }
-}
-
 function roleOf(command: string[]): string {
   if (command.some((part) => part.includes("comment-server"))) return "comment-server"
   if (command[0]?.endsWith("/opencode")) return "opencode"
@@ -82,45 +62,16 @@ function roleOf(command: string[]): string {
   return "other"
 }
 
-async function drain(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const decoder = new TextDecoder()
-  let text = ""
-  for await (const chunk of stream) text += decoder.decode(chunk, { stream: true })
-  return text + decoder.decode()
-}
-
-interface CliRun {
-  code: number
-  stdout: string
-  stderr: string
-  record: ReviewRecord | null
-  ms: number
-  peaks: Peaks
-}
 
 // The sampler of the run in progress, so the scripted coordinator can sample as it answers.
 let running: ReturnType<typeof memorySampler> | null = null
 
-/** `opencode-reviewer review` as a real child process (async: the model server and the fake live in this process). */
-async function runCli(scenario: Scenario, env: Record<string, string>, repoDir = scenario.repo.dir): Promise<CliRun> {
-  const started = performance.now()
-  const child = Bun.spawn([process.execPath, cliBin, "review", "--repo", repoDir, "--config", scenario.configFile, "--output-dir", scenario.outputDir], {
-    cwd: repoDir,
-    env: { ...gitEnv(repoDir), PWD: repoDir, ...env },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  })
-  running = memorySampler(child.pid)
-  const [stdout, stderr] = await Promise.all([drain(child.stdout), drain(child.stderr)])
-  const code = await child.exited
-  const peaks = running.stop()
+/** The harness's child-process run, with the peak memory of its process tree. */
+async function runCli(scenario: Scenario, env: Record<string, string>, repoDir = scenario.repo.dir): Promise<CliRun & { peaks: Peaks }> {
+  const run = await harnessRunCli(scenario, env, { repoDir, onStart: (pid) => (running = memorySampler(pid)) })
+  const peaks = running!.stop()
   running = null
-  const record = await readFile(join(scenario.outputDir, "review.json"), "utf8").then(
-    (json) => JSON.parse(json) as ReviewRecord,
-    () => null,
-  )
-  return { code, stdout, stderr, record, ms: Math.round(performance.now() - started), peaks }
+  return { ...run, peaks }
 }
 
 /** The harness's coordinator, sampling the process tree on every request (the last one included). */
@@ -140,7 +91,7 @@ async function workFiles(scenario: Scenario) {
 }
 
 /** What every huge input must give: a finished review, well-formed prompts, the note everywhere it belongs, memory under 1 GB. */
-async function expectSound(name: string, run: CliRun, scenario: Scenario, fake: GitlabFake, notes: string[]) {
+async function expectSound(name: string, run: CliRun & { peaks: Peaks }, scenario: Scenario, fake: GitlabFake, notes: string[]) {
   const files = await workFiles(scenario)
   console.log(
     `${name}: exit ${run.code} in ${run.ms} ms; peak RSS MB ${Object.entries(run.peaks)

@@ -2,10 +2,9 @@ import { randomBytes } from "node:crypto"
 import { readdirSync, readFileSync } from "node:fs"
 import { readFile, writeFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, test } from "vitest"
-import { findingsReply, gitEnv, statusReply, toolCall, type GitlabFake, type RecordedRequest } from "@opencode-reviewer/testkit"
-import { botNotes, cleanUp, gitlabScenario, judge, specialists, sqlFinding, type Scenario } from "./harness"
+import { findingsReply, statusReply, toolCall, type GitlabFake, type RecordedRequest } from "@opencode-reviewer/testkit"
+import { botNotes, cleanUp, descendantsOf, gitlabScenario, judge, runCli, specialists, sqlFinding, type CliRun, type Scenario } from "./harness"
 
 // "GITLAB_TOKEN, CI_JOB_TOKEN and every other CI credential appear in no OpenCode process's
 // environment, no model request, no file in the output or work dir, and no log line, at any log
@@ -14,7 +13,6 @@ import { botNotes, cleanUp, gitlabScenario, judge, specialists, sqlFinding, type
 
 afterEach(cleanUp)
 
-const cliBin = fileURLToPath(new URL("../../packages/cli/bin/opencode-reviewer.ts", import.meta.url))
 
 /** The credentials a GitLab CI job typically has in its environment, each a unique random value. */
 function ciSecrets(fake: GitlabFake): Record<string, string> {
@@ -59,39 +57,16 @@ interface SeenProcess {
   environ: string
 }
 
-function parentOf(pid: string): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "latin1")
-    // The command name (in parentheses) may hold spaces; the fields after it are fixed.
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
-  } catch {
-    return null
-  }
-}
-
 /** Every live descendant of `root` with its command line and environment, read synchronously from /proc. */
 function descendants(root: number): SeenProcess[] {
-  const children = new Map<number, number[]>()
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    const ppid = parentOf(entry)
-    if (ppid === null) continue
-    children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)])
-  }
-  const seen: SeenProcess[] = []
-  const queue = [...(children.get(root) ?? [])]
-  while (queue.length > 0) {
-    const pid = queue.shift()!
-    queue.push(...(children.get(pid) ?? []))
+  return descendantsOf(root).flatMap(({ pid, ppid }) => {
     try {
       const command = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean)
-      const environ = readFileSync(`/proc/${pid}/environ`, "utf8")
-      seen.push({ pid, ppid: parentOf(String(pid)) ?? 0, command, environ })
+      return [{ pid, ppid, command, environ: readFileSync(`/proc/${pid}/environ`, "utf8") }]
     } catch {
-      // exited between the listing and the read
+      return [] // exited between the listing and the read
     }
-  }
-  return seen
+  })
 }
 
 /** Records every process below the test process, each the first time it is seen. */
@@ -118,34 +93,6 @@ function filesUnder(dir: string): string[] {
     else if (entry.isFile()) files.push(path)
   }
   return files
-}
-
-interface CliRun {
-  code: number
-  stdout: string
-  stderr: string
-  pid: number
-}
-
-async function drain(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const decoder = new TextDecoder()
-  let text = ""
-  for await (const chunk of stream) text += decoder.decode(chunk, { stream: true })
-  return text + decoder.decode()
-}
-
-/** `opencode-reviewer review` as a real child process (async: the servers live in this process). */
-async function runCli(scenario: Scenario, env: Record<string, string>, args: string[] = []): Promise<CliRun> {
-  const child = Bun.spawn([process.execPath, cliBin, "review", "--repo", scenario.repo.dir, "--config", scenario.configFile, "--output-dir", scenario.outputDir, ...args], {
-    cwd: scenario.repo.dir,
-    env: { ...gitEnv(scenario.repo.dir), PWD: scenario.repo.dir, ...env },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  })
-  const [stdout, stderr] = await Promise.all([drain(child.stdout), drain(child.stderr)])
-  const code = await child.exited
-  return { code, stdout, stderr, pid: child.pid }
 }
 
 /** A GitLab scenario whose provider key comes from `{env:FAKE_API_KEY}`, with a CI job's credentials. */
@@ -208,7 +155,7 @@ describe("CI credentials", () => {
     const { scenario, fake, secrets, apiKey, runEnv, recorder } = await secretScenario()
     scenario.setReply("fake/coordinator", sampling(recorder, judge))
     for (const name of specialists) scenario.setReply(`fake/${name}`, sampling(recorder, () => findingsReply(name === "security" ? [sqlFinding] : [])))
-    const run = await runCli(scenario, runEnv, ["--verbose"])
+    const run = await runCli(scenario, runEnv, { args: ["--verbose"] })
     expect(run.code, run.stderr).toBe(2)
     expect(botNotes(fake).length).toBeGreaterThan(0)
     // Nothing logs at trace today; debug lines (level 20) prove the verbose logger reached stderr.
@@ -239,7 +186,7 @@ describe("CI credentials", () => {
     const { scenario, fake, secrets, apiKey, runEnv, recorder } = await secretScenario()
     const refused = sampling(recorder, () => statusReply(401, { message: "Incorrect API key provided (scripted)", type: "invalid_request_error", code: "invalid_api_key", headers: { "retry-after-ms": "0" } }))
     for (const model of ["fake/coordinator", ...specialists.map((name) => `fake/${name}`)]) scenario.setReply(model, refused)
-    const run = await runCli(scenario, runEnv, ["--verbose"])
+    const run = await runCli(scenario, runEnv, { args: ["--verbose"] })
     expect(run.code, run.stderr).toBe(1)
     // The error path's own words (its exact text is not this test's business): an error line naming the 401.
     expect(run.stderr).toMatch(/^error: .*/m)
