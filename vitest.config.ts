@@ -1,9 +1,11 @@
 import { availableParallelism } from "node:os"
 import { defineConfig } from "vitest/config"
 
+// Two projects: `unit` (every package's own tests: no OpenCode process, under a minute) and `e2e`
+// (test/: the real opencode binary, the scripted model server, the GitLab fake). `bun run test`
+// runs both; `bun run test:unit` / `bun run test:e2e` one.
 export default defineConfig({
   test: {
-    include: ["packages/*/src/**/*.test.ts", "test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
@@ -13,5 +15,9 @@ export default defineConfig({
     // Stop at once, with one clear message, when the run is not on Bun (test/setup/bun-runtime.ts).
     globalSetup: ["test/setup/bun-runtime.ts"],
     setupFiles: ["test/setup/bun-runtime-worker.ts"],
+    projects: [
+      { extends: true, test: { name: "unit", include: ["packages/*/src/**/*.test.ts"] } },
+      { extends: true, test: { name: "e2e", include: ["test/**/*.test.ts"] } },
+    ],
   },
 })
