@@ -417,6 +417,10 @@ describe("approvals, reviewers and request changes", () => {
     const answer = await ask(`mutation { mergeRequestRequestChanges(input: { projectPath: "group/project", iid: "7" }) { errors } }`)
     expect(answer.errors[0]).toMatchObject({ message: "Field 'mergeRequestRequestChanges' doesn't exist on type 'Mutation'", extensions: { code: "undefinedField" } })
     expect(fake.state.requestChanges).toHaveLength(0)
+    // A query that does not parse: HTTP 200, one error with where it went wrong, nothing run.
+    const broken = await ask(`mutation { mergeRequestRequestChanges(input: { projectPath: "group/project" `)
+    expect(broken.data).toBeUndefined()
+    expect(broken.errors).toEqual([{ message: expect.stringMatching(/^Syntax Error: /), locations: [{ line: 1, column: expect.any(Number) }] }])
   })
 })
 

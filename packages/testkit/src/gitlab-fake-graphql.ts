@@ -1,3 +1,4 @@
+import { getLocation, GraphQLError, Kind, parse, type FieldNode, type Location, type SelectionSetNode, type ValueNode as ValueAstNode } from "graphql"
 import type { Reply } from "./gitlab-fake-http"
 
 // Just enough GraphQL for the reviewer: the `mergeRequestRequestChanges` mutation (input
@@ -59,10 +60,10 @@ export function answerGraphql(body: unknown, context: GraphqlContext): Reply {
   const variables = (typeof request.variables === "object" && request.variables !== null ? request.variables : {}) as Record<string, unknown>
   let operations: Operation[]
   try {
-    operations = new Parser(query).document()
+    operations = parseDocument(query)
   } catch (error) {
-    const parseError = error as ParseError
-    return { status: 200, body: { errors: [{ message: parseError.message, locations: [{ line: parseError.line, column: parseError.column }] }] } }
+    if (!(error instanceof GraphQLError)) throw error
+    return { status: 200, body: { errors: [{ message: error.message, locations: error.locations ?? [] }] } }
   }
   const wanted = typeof request.operationName === "string" ? operations.find((op) => op.name === request.operationName) : operations[0]
   if (!wanted) return { status: 200, body: { errors: [{ message: "No operation named \"" + String(request.operationName) + "\"" }] } }
@@ -203,240 +204,57 @@ function evaluate(node: ValueNode | undefined, variables: Record<string, unknown
   return Object.fromEntries(Object.entries(node.fields).map(([key, item]) => [key, evaluate(item, variables)]))
 }
 
-class ParseError extends Error {
-  constructor(
-    message: string,
-    readonly line: number,
-    readonly column: number,
-  ) {
-    super(message)
+// graphql-js parses; the fake keeps its own small tree of what it resolves. A syntax error answers
+// as graphql-ruby does (HTTP 200, a top-level `errors` entry with the location).
+function parseDocument(query: string): Operation[] {
+  const document = parse(query, { noLocation: false })
+  const operations: Operation[] = []
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) throw located("fragments are not supported by the GitLab fake", definition)
+    if (definition.kind !== Kind.OPERATION_DEFINITION) throw located(`${definition.kind} is not an executable definition`, definition)
+    if (definition.operation === "subscription") throw located("subscriptions are not supported", definition)
+    operations.push({ type: definition.operation, name: definition.name?.value ?? null, selection: fieldsOf(definition.selectionSet) })
+  }
+  return operations
+}
+
+function fieldsOf(set: SelectionSetNode): Field[] {
+  return set.selections.map((selection) => {
+    if (selection.kind !== Kind.FIELD) throw located("fragments are not supported by the GitLab fake", selection)
+    return fieldOf(selection)
+  })
+}
+
+function fieldOf(node: FieldNode): Field {
+  const start = node.name.loc ? getLocation(node.name.loc.source, node.name.loc.start) : { line: 1, column: 1 }
+  return {
+    alias: node.alias?.value ?? null,
+    name: node.name.value,
+    args: Object.fromEntries((node.arguments ?? []).map((argument) => [argument.name.value, valueOf(argument.value)])),
+    selection: node.selectionSet ? fieldsOf(node.selectionSet) : null,
+    line: start.line,
+    column: start.column,
   }
 }
 
-interface Token {
-  kind: "name" | "punct" | "string" | "number" | "eof"
-  value: string
-  line: number
-  column: number
+function valueOf(node: ValueAstNode): ValueNode {
+  switch (node.kind) {
+    case Kind.VARIABLE:
+      return { kind: "variable", name: node.name.value }
+    case Kind.LIST:
+      return { kind: "list", items: node.values.map(valueOf) }
+    case Kind.OBJECT:
+      return { kind: "object", fields: Object.fromEntries(node.fields.map((field) => [field.name.value, valueOf(field.value)])) }
+    case Kind.INT:
+    case Kind.FLOAT:
+      return { kind: "literal", value: Number(node.value) }
+    case Kind.NULL:
+      return { kind: "literal", value: null }
+    default:
+      return { kind: "literal", value: node.value }
+  }
 }
 
-function tokenize(source: string): Token[] {
-  const tokens: Token[] = []
-  let i = 0
-  let line = 1
-  let lineStart = 0
-  while (i < source.length) {
-    const char = source[i]!
-    if (char === "\n") {
-      line += 1
-      i += 1
-      lineStart = i
-      continue
-    }
-    if (/[\s,\ufeff]/.test(char)) {
-      i += 1
-      continue
-    }
-    if (char === "#") {
-      while (i < source.length && source[i] !== "\n") i += 1
-      continue
-    }
-    const column = i - lineStart + 1
-    if (source.startsWith("...", i)) {
-      tokens.push({ kind: "punct", value: "...", line, column })
-      i += 3
-      continue
-    }
-    if ("{}()[]:!$=@|&".includes(char)) {
-      tokens.push({ kind: "punct", value: char, line, column })
-      i += 1
-      continue
-    }
-    if (source.startsWith('"""', i)) {
-      const end = source.indexOf('"""', i + 3)
-      if (end < 0) throw new ParseError("Unterminated block string", line, column)
-      tokens.push({ kind: "string", value: source.slice(i + 3, end), line, column })
-      i = end + 3
-      continue
-    }
-    if (char === '"') {
-      let j = i + 1
-      let text = ""
-      while (j < source.length && source[j] !== '"') {
-        if (source[j] === "\\") {
-          const next = source[j + 1] ?? ""
-          if (next === "u") {
-            text += String.fromCharCode(Number.parseInt(source.slice(j + 2, j + 6), 16))
-            j += 6
-            continue
-          }
-          text += ({ n: "\n", t: "\t", r: "\r", b: "\b", f: "\f" } as Record<string, string>)[next] ?? next
-          j += 2
-          continue
-        }
-        text += source[j]
-        j += 1
-      }
-      if (j >= source.length) throw new ParseError("Unterminated string", line, column)
-      tokens.push({ kind: "string", value: text, line, column })
-      i = j + 1
-      continue
-    }
-    const number = /^-?\d+(\.\d+)?([eE][+-]?\d+)?/.exec(source.slice(i))
-    if (number) {
-      tokens.push({ kind: "number", value: number[0], line, column })
-      i += number[0].length
-      continue
-    }
-    const name = /^[_A-Za-z][_0-9A-Za-z]*/.exec(source.slice(i))
-    if (name) {
-      tokens.push({ kind: "name", value: name[0], line, column })
-      i += name[0].length
-      continue
-    }
-    throw new ParseError(`Parse error on "${char}" at [${line}, ${column}]`, line, column)
-  }
-  tokens.push({ kind: "eof", value: "", line, column: i - lineStart + 1 })
-  return tokens
-}
-
-class Parser {
-  private readonly tokens: Token[]
-  private position = 0
-
-  constructor(source: string) {
-    this.tokens = tokenize(source)
-  }
-
-  document(): Operation[] {
-    const operations: Operation[] = []
-    while (this.peek().kind !== "eof") {
-      if (this.peek().kind === "name" && this.peek().value === "fragment") throw this.error("fragments are not supported by the GitLab fake")
-      operations.push(this.operation())
-    }
-    if (operations.length === 0) throw this.error("Unexpected end of document")
-    return operations
-  }
-
-  private operation(): Operation {
-    const token = this.peek()
-    if (token.kind === "punct" && token.value === "{") return { type: "query", name: null, selection: this.selectionSet() }
-    if (token.kind !== "name" || (token.value !== "query" && token.value !== "mutation")) throw this.error(`Parse error on "${token.value}"`)
-    this.position += 1
-    const type = token.value
-    let name: string | null = null
-    if (this.peek().kind === "name") name = this.next().value
-    if (this.isPunct("(")) this.skipBalanced("(", ")")
-    while (this.isPunct("@")) this.directive()
-    return { type, name, selection: this.selectionSet() }
-  }
-
-  private selectionSet(): Field[] {
-    this.expect("{")
-    const fields: Field[] = []
-    while (!this.isPunct("}")) {
-      if (this.peek().kind === "eof") throw this.error("Unexpected end of document")
-      if (this.isPunct("...")) throw this.error("fragments are not supported by the GitLab fake")
-      fields.push(this.field())
-    }
-    this.expect("}")
-    return fields
-  }
-
-  private field(): Field {
-    const first = this.next()
-    if (first.kind !== "name") throw this.error(`Parse error on "${first.value}"`, first)
-    let alias: string | null = null
-    let nameToken = first
-    if (this.isPunct(":")) {
-      this.position += 1
-      alias = first.value
-      nameToken = this.next()
-      if (nameToken.kind !== "name") throw this.error(`Parse error on "${nameToken.value}"`, nameToken)
-    }
-    const args: Record<string, ValueNode> = {}
-    if (this.isPunct("(")) {
-      this.position += 1
-      while (!this.isPunct(")")) {
-        const argName = this.next()
-        if (argName.kind !== "name") throw this.error(`Parse error on "${argName.value}"`, argName)
-        this.expect(":")
-        args[argName.value] = this.value()
-      }
-      this.expect(")")
-    }
-    while (this.isPunct("@")) this.directive()
-    const selection = this.isPunct("{") ? this.selectionSet() : null
-    return { alias, name: nameToken.value, args, selection, line: nameToken.line, column: nameToken.column }
-  }
-
-  private value(): ValueNode {
-    const token = this.next()
-    if (token.kind === "punct" && token.value === "$") return { kind: "variable", name: this.next().value }
-    if (token.kind === "string") return { kind: "literal", value: token.value }
-    if (token.kind === "number") return { kind: "literal", value: Number(token.value) }
-    if (token.kind === "name") {
-      if (token.value === "true") return { kind: "literal", value: true }
-      if (token.value === "false") return { kind: "literal", value: false }
-      if (token.value === "null") return { kind: "literal", value: null }
-      return { kind: "literal", value: token.value }
-    }
-    if (token.kind === "punct" && token.value === "[") {
-      const items: ValueNode[] = []
-      while (!this.isPunct("]")) items.push(this.value())
-      this.expect("]")
-      return { kind: "list", items }
-    }
-    if (token.kind === "punct" && token.value === "{") {
-      const fields: Record<string, ValueNode> = {}
-      while (!this.isPunct("}")) {
-        const key = this.next()
-        this.expect(":")
-        fields[key.value] = this.value()
-      }
-      this.expect("}")
-      return { kind: "object", fields }
-    }
-    throw this.error(`Parse error on "${token.value}"`, token)
-  }
-
-  private directive(): void {
-    this.expect("@")
-    this.next()
-    if (this.isPunct("(")) this.skipBalanced("(", ")")
-  }
-
-  private skipBalanced(open: string, close: string): void {
-    let depth = 0
-    do {
-      const token = this.next()
-      if (token.kind === "eof") throw this.error("Unexpected end of document")
-      if (token.kind === "punct" && token.value === open) depth += 1
-      if (token.kind === "punct" && token.value === close) depth -= 1
-    } while (depth > 0)
-  }
-
-  private peek(): Token {
-    return this.tokens[this.position]!
-  }
-
-  private next(): Token {
-    const token = this.tokens[this.position]!
-    if (token.kind !== "eof") this.position += 1
-    return token
-  }
-
-  private isPunct(value: string): boolean {
-    const token = this.peek()
-    return token.kind === "punct" && token.value === value
-  }
-
-  private expect(value: string): void {
-    const token = this.next()
-    if (token.kind !== "punct" || token.value !== value) throw this.error(`Parse error on "${token.value || "end of document"}" (expected "${value}")`, token)
-  }
-
-  private error(message: string, token: Token = this.peek()): ParseError {
-    return new ParseError(`${message} at [${token.line}, ${token.column}]`, token.line, token.column)
-  }
+function located(message: string, node: { loc?: Location | undefined }): GraphQLError {
+  return new GraphQLError(message, { nodes: node.loc ? [node as never] : [] })
 }
