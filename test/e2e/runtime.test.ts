@@ -298,7 +298,7 @@ describe("spawn_reviewers inside the real opencode binary", () => {
       reviewers: { security: ["fake/retry-in-an-hour", "fake/security-backup"], performance: ["fake/down", "fake/performance-backup"] },
       limits: { idleSeconds: 3 },
       replies: {
-        // retry-after is honoured uncapped: OpenCode would wait an hour (opencode-facts §4).
+        // retry-after is honoured uncapped: OpenCode would wait an hour (docs/opencode.md#errors-and-retries).
         "retry-in-an-hour": statusReply(429, { headers: { "retry-after": "3600" } }),
         // No retry header: OpenCode backs off 2, 4, 8… s, producing no output meanwhile.
         down: statusReply(503),

@@ -1,9 +1,9 @@
 import type { Finding } from "@opencode-reviewer/core"
 import { scanMarkdown, type ScannedFile, type ScannedLine } from "./markdown"
 
-// Deterministic AGENTS.md checks (design.md "AGENTS.md reviewer": generic filler, files over 200
-// lines, tools named with no runnable command). Pure functions over a file's text. Each check is
-// tuned to miss rather than to accuse: a false finding on a good file costs more than a miss.
+// Deterministic AGENTS.md checks (docs/design-numbers.md#agentsmd-reviewer): generic filler, files
+// over 200 lines, tools named with no runnable command. Pure functions over a file's text. Each
+// check is tuned to miss rather than to accuse: a false finding on a good file costs more than a miss.
 
 /** The category every finding of this package carries. */
 export const category = "agents-md"

@@ -15,7 +15,7 @@ export interface ReviewerSpec {
   timeoutMinutes: number
 }
 
-/** The seven specialists of the design, in the order their findings are presented. */
+/** The seven specialists, in the order their findings are presented (docs/design-numbers.md). */
 export const reviewers: readonly ReviewerSpec[] = [
   { name: "security", description: "Security reviewer: exploitable flaws in the change", modelTier: "standard", tiers: ["full"], timeoutMinutes: 5 },
   { name: "code-quality", description: "Generalist reviewer: correctness, error handling, maintainability", modelTier: "standard", tiers: ["trivial", "lite", "full"], timeoutMinutes: 10 },

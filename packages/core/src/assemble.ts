@@ -111,7 +111,7 @@ function buildPermission(name: string, agent: RecordedAgent, store: Contribution
     }
     base[permission] = mergeRule(base[permission], rule)
   }
-  // Whatever a plugin did to `read`, .env files stay unreadable (pitfall: "read": "allow" re-opens them).
+  // Whatever a plugin did to `read`, .env files stay unreadable (docs/opencode.md#permissions: "read": "allow" re-opens them).
   base.read = mergeRule(base.read, envDenies)
   return base
 }

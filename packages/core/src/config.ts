@@ -148,7 +148,7 @@ export const ConfigInput = z
   .describe("opencode-reviewer configuration")
 export type ConfigInput = z.infer<typeof ConfigInput>
 
-/** Built-in defaults, taken from the design. */
+/** Built-in defaults; where the numbers come from: docs/design-numbers.md. */
 export const defaults = {
   models: {
     top: ["anthropic/claude-opus-4-7", "anthropic/claude-opus-4-6"],

@@ -1,6 +1,6 @@
 import type { OpencodeConfig } from "./opencode-config"
 
-// Context windows of the design's default models, used when the config's provider block gives no
+// Context windows of the default models, used when the config's provider block gives no
 // `limit.context` for the model. A provider block always wins.
 const knownContext: Record<string, number> = {
   "anthropic/claude-opus-4-7": 200_000,
@@ -10,7 +10,7 @@ const knownContext: Record<string, number> = {
   "moonshotai/kimi-k2.5": 256_000,
 }
 
-/** The share of its context window at which the coordinator's prompt earns a warning (the design's 50 %). */
+/** The share of its context window at which the coordinator's prompt earns a warning (50 %: docs/design-numbers.md#control-plane-and-telemetry). */
 export const contextWarningShare = 0.5
 
 /** The model's context window in tokens from the provider block or the known table; null when unknown. */

@@ -133,7 +133,7 @@ async function runAttempt(model: string, options: CoordinatorOptions, result: Co
     cwd: options.repoDir,
     env: {
       ...options.env,
-      // OpenCode takes the project directory from PWD, not from the process's cwd (pitfall 1).
+      // OpenCode takes the project directory from PWD, not from the process's cwd (docs/opencode.md, pitfall 1).
       PWD: options.repoDir,
       OPENCODE_CONFIG_CONTENT: configText,
       ...opencodeQuietEnv,

@@ -1,7 +1,7 @@
 import { Decision, compareSeverity, type Finding } from "./finding"
 
 /**
- * The rubric's numbers (design.md "The coordinator's judgement and the decision"), biased toward
+ * The rubric's numbers (docs/design-numbers.md#the-decision), biased toward
  * approval. "A few suggestions" is up to `fewSuggestions`; "several warnings suggesting a risky
  * pattern" is `riskyWarnings` warnings of any category, or `riskyCategoryWarnings` in a category
  * where a warning means production risk (a second concrete security or performance risk in one

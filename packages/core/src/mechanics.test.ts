@@ -2,7 +2,8 @@ import { describe, expect, test } from "vitest"
 import { parseDiff, type DiffFile } from "./diff"
 import { isAgentsFile, mechanicsKindOf, projectMechanics, readSignals, restructureRenames } from "./signals"
 
-// projectMechanics: which project mechanics a change touches, at the design's significance levels.
+// projectMechanics: which project mechanics a change touches, at the significance levels of
+// docs/design-numbers.md#agentsmd-reviewer.
 
 function added(path: string, lines: string[]): DiffFile {
   const text = `diff --git a/${path} b/${path}\nnew file mode 100644\nindex 0000000..1111111\n--- /dev/null\n+++ b/${path}\n@@ -0,0 +1,${lines.length} @@\n${lines.map((line) => `+${line}`).join("\n")}\n`

@@ -232,7 +232,7 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
   return plan
 }
 
-/** The `plan --json` document, exactly as interfaces.md specifies it. */
+/** The `plan --json` document, exactly as docs/contracts.md#plan---json specifies it. */
 export function planJson(plan: ReviewPlan) {
   return {
     tier: plan.tier,

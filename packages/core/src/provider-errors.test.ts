@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest"
 import { classifyError, describeError } from "./provider-errors"
 
-// Error shapes as OpenCode 1.18.33 reported them against the scripted model server (opencode-facts §4).
+// Error shapes as OpenCode 1.18.33 reported them against the scripted model server (docs/opencode.md#errors-and-retries).
 const observed = {
   rateLimited: {
     name: "APIError",

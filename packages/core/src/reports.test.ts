@@ -6,7 +6,7 @@ import * as z from "zod"
 import { ReviewRecord, type ReviewFinding } from "./review-record"
 import { codeQualityReport, findingFingerprints, sarifFingerprintKey, sarifReport, writeReports } from "./reports"
 
-// gitlab-api.md §16: the fields GitLab's Code Quality reads, nothing else.
+// docs/gitlab.md#code-quality-report: the fields GitLab's Code Quality reads, nothing else.
 const CodeQualityEntry = z
   .object({
     description: z.string().min(1),
@@ -80,7 +80,7 @@ function record(findings: ReviewFinding[]): ReviewRecord {
 }
 
 describe("codeQualityReport", () => {
-  test("every entry has exactly the fields of gitlab-api.md §16", () => {
+  test("every entry has exactly the fields GitLab's Code Quality reads", () => {
     const report = codeQualityReport(record([sql, loop, docs]))
     expect(report).toHaveLength(3)
     for (const entry of report) expect(CodeQualityEntry.safeParse(entry).error).toBeUndefined()

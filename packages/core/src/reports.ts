@@ -5,10 +5,10 @@ import { normalizeCategory, type Severity } from "./finding"
 import { removeInvisible } from "./neutralize"
 import type { ReviewFinding, ReviewRecord } from "./review-record"
 
-/** Severities of GitLab's Code Quality format (gitlab-api.md §16). */
+/** Severities of GitLab's Code Quality format (docs/gitlab.md#code-quality-report). */
 export type CodeQualitySeverity = "info" | "minor" | "major" | "critical" | "blocker"
 
-/** One entry of `gl-code-quality-report.json`: exactly the fields GitLab reads (gitlab-api.md §16). */
+/** One entry of `gl-code-quality-report.json`: exactly the fields GitLab reads (docs/gitlab.md#code-quality-report). */
 export interface CodeQualityIssue {
   description: string
   check_name: string

@@ -73,10 +73,10 @@ export const ReviewCoverage = z.object({
 export type ReviewCoverage = z.infer<typeof ReviewCoverage>
 
 /**
- * `review.json`: the fields of interfaces.md "review outputs" in their order, then the additions:
- * what became of the earlier threads that were not fixed (`dismissed`, `stillOpen`), the decision's
- * `reasons`, the coordinator's `summary` and `answer`, and `notes` (coverage gaps and findings that
- * cite files outside the diff).
+ * `review.json` (docs/contracts.md#review-outputs): the original fields in their order, then the
+ * additions: what became of the earlier threads that were not fixed (`dismissed`, `stillOpen`), the
+ * decision's `reasons`, the coordinator's `summary` and `answer`, and `notes` (coverage gaps and
+ * findings that cite files outside the diff).
  */
 export const ReviewRecord = z.object({
   decision: Decision,

@@ -5,7 +5,7 @@ import { plural } from "./format"
 export const Tier = z.enum(["trivial", "lite", "full"])
 export type Tier = z.infer<typeof Tier>
 
-/** Tier thresholds (defaults from the design: 10/20, 100/20, 50 files). */
+/** Tier thresholds (defaults 10/20, 100/20, 50 files: docs/design-numbers.md#risk-tiers). */
 export interface RiskRules {
   trivial: { lines: number; files: number }
   lite: { lines: number; files: number }
@@ -28,7 +28,7 @@ export interface Assessment {
   totals: { files: number; added: number; removed: number }
 }
 
-/** Assigns the risk tier from the filtered diff, in the design's order of precedence. */
+/** Assigns the risk tier from the filtered diff, in the order of docs/design-numbers.md#risk-tiers. */
 export function assessRisk(files: readonly RiskFile[], rules: RiskRules): Assessment {
   const reviewed = files.filter((file) => file.noise === null)
   const totals = {

@@ -35,7 +35,7 @@ const manifestGlobs = compileGlobs(
 )
 const versionLine = /^\s*(?:"version"\s*:|version\s*=|<version>|\.version\s*=|version:\s)/i
 
-/** How much a change to project mechanics matters for AGENTS.md (design.md "AGENTS.md reviewer"). */
+/** How much a change to project mechanics matters for AGENTS.md (docs/design-numbers.md#agentsmd-reviewer). */
 export type Significance = "high" | "medium" | "low"
 
 /** What kind of project mechanics a change touches. */
@@ -125,10 +125,11 @@ export function mechanicsKindOf(path: string): Mechanic | null {
 export const restructureRenames = 10
 
 /**
- * What the change does to the project's mechanics, with the design's significance levels: high
- * (package manager, test framework, build tool, restructure, new environment variables, CI),
- * medium (new dependencies, lint rules, API clients, scripts and toolchain versions), low (edits
- * that rarely need AGENTS.md: lockfile refreshes, version bumps, config tweaks). Sorted high first.
+ * What the change does to the project's mechanics, at the significance levels of
+ * docs/design-numbers.md#agentsmd-reviewer: high (package manager, test framework, build tool,
+ * restructure, new environment variables, CI), medium (new dependencies, lint rules, API clients,
+ * scripts and toolchain versions), low (edits that rarely need AGENTS.md: lockfile refreshes,
+ * version bumps, config tweaks). Sorted high first.
  */
 export function projectMechanics(files: readonly { file: DiffFile }[]): MechanicsChange[] {
   const changes: MechanicsChange[] = []

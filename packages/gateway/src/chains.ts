@@ -36,8 +36,9 @@ export function familyOf(model: string): string {
 }
 
 /**
- * Checks that a failback chain stays within one family (design "Resilience": an open model fails
- * back along its family's chain, never across families). Returns a warning instead of throwing.
+ * Checks that a failback chain stays within one family: an open model fails back along its
+ * family's chain, never across families (docs/design-numbers.md#reviewers-and-model-families).
+ * Returns a warning instead of throwing.
  */
 export function sameFamily(chain: readonly string[]): FamilyCheck {
   const families = [...new Set(chain.map(familyOf))]

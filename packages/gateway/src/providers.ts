@@ -49,7 +49,7 @@ export const metadataHeader = "x-opencode-reviewer-metadata"
 /**
  * The provider blocks for opencode.json, one per provider a planned model uses:
  * - `options.headerTimeout`/`chunkTimeout` (default 120 s each; `options.timeout` only when given),
- *   so a hung provider fails in minutes instead of OpenCode's 300 s × 6 attempts (facts §4, pitfall 9);
+ *   so a hung provider fails in minutes instead of OpenCode's 300 s × 6 attempts (docs/opencode.md#errors-and-retries, pitfall 9);
  *   a value the user's block sets, `false` included, always wins;
  * - the user's block deep-merged over those defaults (npm, models, other options all kept);
  * - a provider the user did not declare (anthropic, openai, or any other models.dev provider) gets a

@@ -2,7 +2,7 @@ import * as z from "zod"
 
 /**
  * One file of `GET /merge_requests/:iid/diffs`. gitbeaker's schema lacks `collapsed`, `too_large`
- * and `generated_file` (gitlab-api.md §4), so this is our own, with everything newer optional.
+ * and `generated_file` (docs/gitlab.md#diffs-and-their-limits), so this is our own, with everything newer optional.
  */
 export const ApiDiffFile = z.object({
   old_path: z.string(),

@@ -2,7 +2,7 @@ import * as z from "zod"
 import { GitlabResponseError } from "./errors"
 
 // GitLab answers are parsed, never trusted: only the fields we use, with the types GitLab documents
-// (gitbeaker's own types are wrong in places, e.g. DiffNote lines typed as strings, §5.2).
+// (gitbeaker's own types are wrong in places, e.g. DiffNote lines typed as strings: docs/gitlab.md#notes-and-discussions).
 
 /** A user as GitLab embeds it in notes, merge requests and approvals. */
 export const ApiUser = z.object({
@@ -37,7 +37,7 @@ export const ApiMergeRequest = z.object({
   reviewers: z.array(ApiUser).nullish(),
   detailed_merge_status: z.string().nullish(),
   references: z.object({ full: z.string().nullish() }).nullish(),
-  /** A string: "12", or "1000+" past GitLab's diff limits (gitlab-api.md §4). */
+  /** A string: "12", or "1000+" past GitLab's diff limits (docs/gitlab.md#diffs-and-their-limits). */
   changes_count: z.union([z.string(), z.number()]).nullish(),
 })
 export type ApiMergeRequest = z.infer<typeof ApiMergeRequest>

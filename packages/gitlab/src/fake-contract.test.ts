@@ -3,7 +3,7 @@ import { createTempRepo, startGitlabFake, type GitlabFake, type GitlabFakeOption
 import { afterAll, beforeAll, describe, expect, onTestFinished, test, vi } from "vitest"
 
 // The GitLab fake (packages/testkit/src/gitlab-fake.ts) proven THROUGH @gitbeaker/rest, so that the
-// fake cannot drift from what the client sends and expects. Facts: shared/gitlab-api.md.
+// fake cannot drift from what the client sends and expects. Facts and the fake's contract: docs/gitlab.md.
 
 const lines = (count: number, edit: (n: number) => string | string[] = (n) => `export const v${n} = ${n}`) =>
   Array.from({ length: count }, (_, i) => edit(i + 1))
@@ -75,7 +75,7 @@ describe("merge request and diffs", () => {
     expect(byId.diff_refs).toEqual({ base_sha: base, head_sha: head, start_sha: target })
     expect(byPath.diff_refs).toEqual(byId.diff_refs)
     expect(byId).toMatchObject({ iid: 7, project_id: 42, sha: head, state: "opened", changes_count: "5", detailed_merge_status: "mergeable", references: { full: "group/project!7" } })
-    // gitbeaker encodes the path with encodeURIComponent (§1.1)
+    // gitbeaker encodes the path with encodeURIComponent (docs/gitlab.md#gitbeakers-retry-and-our-requester)
     expect(fake.state.requests.map((request) => request.path)).toContain("/api/v4/projects/group%2Fproject/merge_requests/7")
   })
 
@@ -246,7 +246,7 @@ describe("inline threads (DiffNotes)", () => {
     expect(inconsistent.message).toBe(lineCodeError)
   })
 
-  test("gitbeaker truncates a path containing & (§0.2), so GitLab answers 400; a JSON body keeps it", async () => {
+  test("gitbeaker truncates a path containing &, so GitLab answers 400; a JSON body keeps it", async () => {
     const fake = await start()
     const api = client(fake)
     const position = { positionType: "text" as const, ...refs(fake), oldPath: "docs/a & b.md", newPath: "docs/a & b.md", newLine: "2" }
@@ -256,8 +256,8 @@ describe("inline threads (DiffNotes)", () => {
     expect(sent.form!["position[new_path]"]).toBe("docs/a ")
     expect(sent.form!["position[old_path]"]).toBe("docs/a ")
 
-    // The work-around from §6.2: post the position as JSON through the same requester (whose
-    // prefixUrl already ends in projects/).
+    // The work-around (docs/gitlab.md#multipart-and-decamelised-bodies): post the position as JSON
+    // through the same requester (whose prefixUrl already ends in projects/).
     const created = await api.MergeRequestDiscussions.requester.post("42/merge_requests/7/discussions", {
       body: { body: "on a&b", position: { position_type: "text", base_sha: refs(fake).baseSha, start_sha: refs(fake).startSha, head_sha: refs(fake).headSha, old_path: "docs/a & b.md", new_path: "docs/a & b.md", new_line: 2 } },
     })
@@ -399,7 +399,8 @@ describe("approvals, reviewers and request changes", () => {
       ["graphql", true],
     ])
 
-    // camelCase variables are sent as project_path (§0.3): the query's $projectPath is then unset
+    // camelCase variables are sent as project_path: the query's $projectPath is then unset
+    // (docs/gitlab.md#multipart-and-decamelised-bodies)
     const decamelized = await api.MergeRequests.requester.post("../graphql", {
       body: { query: mutation.replaceAll("$project_path", "$projectPath"), variables: { projectPath: "group/project", iid: "7" } },
     })
@@ -441,7 +442,7 @@ describe("failure injection", () => {
     expect(await response.text()).toBe("Retry later\n")
     expect(fake.state.notes).toHaveLength(0)
 
-    // The application-level notes limit is JSON and carries no RateLimit-* headers (§11)
+    // The application-level notes limit is JSON and carries no RateLimit-* headers (docs/gitlab.md#rate-limits)
     fake.failNext({ method: "POST" }, { status: 429, rateLimitHeaders: false })
     const limited = await fetch(`${fake.apiUrl}/projects/42/merge_requests/7/notes`, {
       method: "POST",
@@ -455,7 +456,7 @@ describe("failure injection", () => {
     ])
   })
 
-  test("gitbeaker retries a 429 ten times in well under a second, ignoring Retry-After (§1.2)", async () => {
+  test("gitbeaker retries a 429 ten times in well under a second, ignoring Retry-After", async () => {
     const fake = await start()
     fake.failNext({ path: /\/notes$/ }, { status: 429, retryAfter: 30 }, 10)
     const startedAt = performance.now()

@@ -151,7 +151,7 @@ export function createGitlabClient(options: ClientOptions): GitlabClient {
       }
     },
     async createThread(body, position, landed) {
-      // JSON, not gitbeaker's multipart: its form encoding cuts a path at "&" (gitlab-api.md §0.2).
+      // JSON, not gitbeaker's multipart: its form encoding cuts a path at "&" (docs/gitlab.md#multipart-and-decamelised-bodies).
       const response = await requester.request({ method: "POST", path: `${mr}/discussions`, json: { body, position }, landed })
       const [discussion] = discussionsOf([response.body])
       if (!discussion) throw new GitlabRequestError({ method: "POST", path: `${mr}/discussions`, status: response.status, description: "unreadable discussion in the answer", attempts: 1, ambiguous: false })

@@ -302,7 +302,7 @@ describe("publishing", () => {
     expect(result.threads.created).toEqual([{ findingId: "f1", discussionId: thread.discussionId }])
     expect(result.approval).toMatchObject({ action: "requested_changes", via: "graphql" })
     expect(fake.state.requestChanges).toEqual([expect.objectContaining({ via: "graphql", applied: true })])
-    // GraphQL variables go out snake_case and untouched (gitbeaker would decamelize them, §0.3).
+    // GraphQL variables go out snake_case and untouched (gitbeaker would decamelize them: docs/gitlab.md#multipart-and-decamelised-bodies).
     const graphql = fake.state.requests.find((request) => request.path === "/api/graphql")!
     expect((graphql.body as { variables: unknown }).variables).toEqual({ project_path: fake.projectPath, iid: String(fake.iid) })
     expect(fake.state.executedQuickActions).toEqual([])

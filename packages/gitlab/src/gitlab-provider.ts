@@ -228,7 +228,7 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
   }
 }
 
-// diff_refs fill in asynchronously after the merge request is created (gitlab-api.md §0.6).
+// diff_refs fill in asynchronously after the merge request is created (docs/gitlab.md#the-merge-request-and-diff_refs).
 async function readVersion(client: GitlabClient, context: CiContext, sleep: (ms: number) => Promise<void>, log: Logger): Promise<{ mergeRequest: ApiMergeRequest; refs: DiffRefs }> {
   for (let attempt = 1; ; attempt += 1) {
     const mergeRequest = await client.mergeRequest()

@@ -62,7 +62,7 @@ export interface RequesterOptions {
 export interface GitlabRequester {
   readonly apiUrl: string
   request(request: GitlabRequest): Promise<GitlabResponse>
-  /** The same requester in the shape gitbeaker's `requesterFn` option takes (gitbeaker §1.4). */
+  /** The same requester in the shape gitbeaker's `requesterFn` option takes (docs/gitlab.md#gitbeakers-retry-and-our-requester). */
   readonly requesterFn: RequesterFn
 }
 

@@ -63,8 +63,8 @@ interface WatchState extends TurnOptions {
  * Creates a monitor. Completion is the `session.idle`/`session.status` idle event, backed by polling
  * `driver.statuses()` every `pollMs`. A session absent from the status map counts as idle only once
  * it was seen busy or a new completed assistant message exists: right after promptAsync, absent is
- * not proof of completion (opencode-facts pitfall 7). Errors from `session.error` are kept and
- * reported with the idle that follows them (the message only carries them ~150 ms later, pitfall 8).
+ * not proof of completion (docs/opencode.md, pitfall 7). Errors from `session.error` are kept and
+ * reported with the idle that follows them (the message only carries them ~150 ms later, pitfall 8 there).
  */
 export function createSessionMonitor(options: { driver: SessionDriver; clock: Clock; pollMs: number }): SessionMonitor {
   const { driver, clock } = options

@@ -4,7 +4,7 @@ import { tool } from "@opencode-ai/plugin"
 /**
  * OpenCode plugin of opencode-reviewer: gives the coordinator the `spawn_reviewers` tool. Loaded by
  * path (`plugin: ["file:///…/packages/runtime/src/plugin.ts"]`); reads the work dir from
- * OPENCODE_REVIEWER_WORK_DIR. Every export of this file must be a function (opencode-facts
+ * OPENCODE_REVIEWER_WORK_DIR. Every export of this file must be a function (docs/opencode.md,
  * pitfall 3), so the logic lives in runtime.ts, imported lazily: if it cannot load, the tool still
  * registers and says why instead of the plugin vanishing silently.
  */

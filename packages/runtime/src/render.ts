@@ -3,7 +3,7 @@ import { renderFindingsXml } from "@opencode-reviewer/core/findings-xml"
 import { escapeAttribute, escapeXml } from "@opencode-reviewer/core/sanitize"
 import type { ReviewerOutcome } from "./scheduler"
 
-/** OpenCode truncates tool output at 51,200 bytes or 2,000 lines (opencode-facts §1); stay well under. */
+/** OpenCode truncates tool output at 51,200 bytes or 2,000 lines (docs/opencode.md#tool-output-limits); stay well under. */
 export const outputLimits = { maxBytes: 40_000, maxLines: 1_500 }
 
 /** The rendered tool output and how many findings were left out of it to fit. */

@@ -197,7 +197,7 @@ export function planTasks(plan: RuntimePlan, args: SpawnArgs, workDir: string): 
   return { tasks, notes }
 }
 
-// The sentinel proves the plugin loaded (OpenCode hides plugin load failures, opencode-facts
+// The sentinel proves the plugin loaded (OpenCode hides plugin load failures, docs/opencode.md,
 // pitfall 3) and records what it read; the CLI can check it after the run.
 async function writeSentinel(workDir: string | null): Promise<void> {
   if (!workDir) return

@@ -47,16 +47,16 @@ describe("standards from a URL", () => {
 
   test("a JSON index lists documents, relative entries resolved against the index; one failing document is reported, not fatal", async () => {
     const server = serve({
-      "/std/index.json": () => Response.json({ version: 1, standards: ["eng/ENG-001.md", { url: "../shared/SEC-1.md" }, "broken.md", "ftp://elsewhere/x.md"] }),
+      "/std/index.json": () => Response.json({ version: 1, standards: ["eng/ENG-001.md", { url: "../common/SEC-1.md" }, "broken.md", "ftp://elsewhere/x.md"] }),
       "/std/eng/ENG-001.md": markdown("# ENG-001: Timeouts\nMUST.\n"),
-      "/shared/SEC-1.md": markdown("# SEC-1: Secrets\nMUST NOT.\n"),
+      "/common/SEC-1.md": markdown("# SEC-1: Secrets\nMUST NOT.\n"),
       "/std/broken.md": () => new Response("boom", { status: 500, statusText: "Internal Server Error" }),
     })
     const result = await loadDocuments(`${server.url}/std/index.json`, noTrust)
     expect(result.loaded).toBe(true)
     expect(result.documents.map(({ source, name }) => ({ source, name }))).toEqual([
       { source: `${server.url}/std/eng/ENG-001.md`, name: "ENG-001.md" },
-      { source: `${server.url}/shared/SEC-1.md`, name: "SEC-1.md" },
+      { source: `${server.url}/common/SEC-1.md`, name: "SEC-1.md" },
     ])
     expect(result.failures).toEqual([`${server.url}/std/broken.md: HTTP 500 Internal Server Error`])
     expect(result.warnings).toEqual([expect.stringContaining('"ftp://elsewhere/x.md" is not an http(s) URL; ignored')])

@@ -86,7 +86,7 @@ export interface ModelServerOptions {
   models?: string[]
 }
 
-/** A finding for {@link findingsReply}, in the shape of the reviewer XML in interfaces.md. */
+/** A finding for {@link findingsReply}, in the shape of the reviewer XML (docs/contracts.md#reviewer-findings-xml). */
 export interface ScriptedFinding {
   severity: "critical" | "warning" | "suggestion" | (string & {})
   file: string
@@ -265,7 +265,7 @@ export function resetReply(content?: string): Reply {
   return content === undefined ? { type: "reset" } : { type: "reset", text: content }
 }
 
-/** The reviewer `<findings>` block of interfaces.md, escaped; an empty list gives `<findings/>`. */
+/** The reviewer `<findings>` block (docs/contracts.md#reviewer-findings-xml), escaped; an empty list gives `<findings/>`. */
 export function findingsXml(findings: ScriptedFinding[]): string {
   if (findings.length === 0) return "<findings/>"
   const items = findings.map((finding) =>
