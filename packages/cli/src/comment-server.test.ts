@@ -48,7 +48,7 @@ afterEach(async () => {
 async function submission() {
   const parsed = parseSubmission(await readFile(join(workDir, "submission.json"), "utf8"))
   if (!parsed.ok) throw new Error(parsed.error)
-  return parsed.submission
+  return parsed.value
 }
 
 describe("handleSubmitReview", () => {

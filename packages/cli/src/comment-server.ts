@@ -11,14 +11,15 @@ import * as z from "zod"
 import { mergeDuplicates } from "@opencode-reviewer/core/decision"
 import type { Finding } from "@opencode-reviewer/core/finding"
 import { parseReview } from "@opencode-reviewer/core/findings-xml"
-import { parsePlanFacts, type Submission } from "@opencode-reviewer/core/review-record"
+import { parsePlanFacts } from "@opencode-reviewer/core/review-record"
+import { holdVariable, tools, workDirVariable, workFiles } from "@opencode-reviewer/core/protocol/names"
+import { submissionText, type Submission } from "@opencode-reviewer/core/protocol/submission"
 import packageJson from "../package.json" with { type: "json" }
 
 /** The tool's name; OpenCode exposes it to the model as `<server>_submit_review`. */
-export const submitReviewTool = "submit_review"
+export const submitReviewTool = tools.submitReview
 
-/** The environment variable that names the work dir (it holds plan.json and receives submission.json). */
-export const workDirVariable = "OPENCODE_REVIEWER_WORK_DIR"
+export { holdVariable, workDirVariable }
 
 /** What a submit_review call did: the text for the model, and the submission when it was recorded. */
 export type SubmitResult = { ok: true; text: string; submission: Submission; replaced: boolean } | { ok: false; text: string }
@@ -54,10 +55,10 @@ export async function handleSubmitReview(workDir: string, input: unknown, option
     review: { ...parsed.review, findings },
     rawXml: args.data.review,
   }
-  const file = join(workDir, "submission.json")
+  const file = join(workDir, workFiles.submission)
   const replaced = await exists(file)
   try {
-    await writeAtomically(file, JSON.stringify(submission, null, 2) + "\n")
+    await writeAtomically(file, submissionText(submission))
   } catch (error) {
     log(`submit_review could not write ${file}: ${String(error)}`)
     return {
@@ -99,9 +100,6 @@ export function createCommentServer(workDir: string, options: SubmitOptions & { 
   return server
 }
 
-/** How long (ms) to hold a successful submit_review answer so the CLI can end the run first. */
-export const holdVariable = "OPENCODE_REVIEWER_HOLD_MS"
-
 /** Starts the server on stdio; the work dir comes from the environment. Resolves once connected. */
 export async function startCommentServer(env: Record<string, string | undefined>): Promise<McpServer> {
   const log = (line: string) => process.stderr.write(`comment-server: ${line}\n`)
@@ -115,7 +113,7 @@ export async function startCommentServer(env: Record<string, string | undefined>
   transport.onclose = () => process.exit(0)
   await server.connect(transport)
   process.stdin.on("end", () => void server.close())
-  log(`ready, writing to ${join(workDir, "submission.json")}`)
+  log(`ready, writing to ${join(workDir, workFiles.submission)}`)
   return server
 }
 
@@ -131,11 +129,11 @@ function describeFindings(findings: readonly Finding[]): string {
 // A finding may cite context outside the diff; it is kept, but the model hears about it in case the
 // path is a typo.
 async function outsideDiff(workDir: string, findings: readonly Finding[]): Promise<string> {
-  const text = await readFile(join(workDir, "plan.json"), "utf8").catch(() => null)
+  const text = await readFile(join(workDir, workFiles.plan), "utf8").catch(() => null)
   if (text === null) return ""
   const plan = parsePlanFacts(text)
   if (!plan.ok) return ""
-  const paths = new Set(plan.plan.files.map((file) => file.path))
+  const paths = new Set(plan.value.files.map((file) => file.path))
   const outside = [...new Set(findings.filter((finding) => !paths.has(finding.file)).map((finding) => finding.file))]
   if (outside.length === 0) return ""
   return `${outside.join(", ")} ${outside.length === 1 ? "is" : "are"} not part of the change (kept as cited)`

@@ -2,7 +2,7 @@ import { cp, mkdtemp, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { createTempRepo, findingsReply, startModelServer, text, toolCall, type ModelServer, type RecordedRequest, type Reply } from "@opencode-reviewer/testkit"
-import { renderReviewXml } from "@opencode-reviewer/core"
+import { renderReviewXml, submitReviewTool, tools } from "@opencode-reviewer/core"
 import type { Flags, Io } from "./main"
 import { prepare } from "./main"
 import { findAssets } from "./assets"
@@ -102,8 +102,8 @@ function scriptReplayModel(server: ModelServer): void {
   const from = (agent: string) => (request: RecordedRequest) => request.model === `demo-${agent}`
   for (const [name, reply] of Object.entries(reviewerReplies)) server.rule(from(name), reply)
   server.rule(from("coordinator"), (request) => {
-    if (request.toolResults.length === 0) return toolCall("spawn_reviewers", {}, { text: "Running the specialists planned for this change." })
-    if (request.toolResults.length === 1) return toolCall("review_submit_review", { review: submittedReview })
+    if (request.toolResults.length === 0) return toolCall(tools.spawnReviewers, {}, { text: "Running the specialists planned for this change." })
+    if (request.toolResults.length === 1) return toolCall(submitReviewTool, { review: submittedReview })
     return text("Review submitted.")
   })
 }

@@ -13,6 +13,9 @@ import {
   Decision,
   resolveConfig,
   reviewIncomplete,
+  holdVariable,
+  tools,
+  workDirVariable,
   type Change,
   type Config,
   type ConfigResult,
@@ -298,10 +301,10 @@ function gitlabProvider(repoDir: string, io: Io, log: pino.Logger): VcsProvider 
 // coordinator spawn_reviewers, and the comment server that records its submit_review call.
 function addReviewMachinery(store: Contributions, workDir: string, bun: string): void {
   store.opencodePlugins.push(pathToFileURL(assets.runtimePlugin).href)
-  store.mcp.set("review", {
+  store.mcp.set(tools.commentServer, {
     type: "local",
     command: [bun, assets.commentServer],
-    environment: { OPENCODE_REVIEWER_WORK_DIR: workDir, OPENCODE_REVIEWER_HOLD_MS: "20000" },
+    environment: { [workDirVariable]: workDir, [holdVariable]: "20000" },
     enabled: true,
     timeout: 30_000,
   })

@@ -12,6 +12,15 @@ import {
   buildReviewRecord,
   writeReports,
   reportFiles,
+  parseProgressLine,
+  parseSpawnMetadata,
+  plural,
+  submitReviewTool,
+  tools,
+  workDirVariable,
+  workFiles,
+  type ReviewerOutcome,
+  type SpawnMetadata,
   missingProviderKeys,
   providerKeyVariables,
   ProviderKeyMissingError,
@@ -102,7 +111,7 @@ export async function runReview(prepared: Prepared, io: Io): Promise<Coordinator
   })
   if (missing.length > 0) throw new ProviderKeyMissingError(missing)
   const home = await prepareOpencodeHome(join(prepared.outputDir, "opencode-home"))
-  const submissionFile = join(plan.workDir, "submission.json")
+  const submissionFile = join(plan.workDir, workFiles.submission)
   await rm(submissionFile, { force: true })
   // /fullreview passes the user's own OpenCode credentials (`opencode auth login`) for this run
   // only; the copy is removed when the run ends. CI never sets this.
@@ -113,14 +122,14 @@ export async function runReview(prepared: Prepared, io: Io): Promise<Coordinator
     config: plan.assembly.config,
     models,
     // OpenCode exports its own spans only when the user asks for it (config tracing.opencode).
-    extra: { ...otelPassThrough(io.env, config.tracing.opencode), ...plan.assembly.env, ...opencodeHomeEnv(home), OPENCODE_REVIEWER_WORK_DIR: plan.workDir },
+    extra: { ...otelPassThrough(io.env, config.tracing.opencode), ...plan.assembly.env, ...opencodeHomeEnv(home), [workDirVariable]: plan.workDir },
   })
   log.debug({ dropped }, "environment variables withheld from the opencode child")
   const coordinator = plan.agents.find((agent) => agent.role === "coordinator")!
   const reviewers = plan.agents.filter((agent) => agent.role === "reviewer").map((agent) => agent.name)
   io.stderr(`review: ${plan.tier} tier, ${reviewers.length} reviewers (${reviewers.join(", ")}), coordinator on ${coordinator.models[0]}\n`)
 
-  const tail = tailProgress(join(plan.workDir, "progress.jsonl"), io)
+  const tail = tailProgress(join(plan.workDir, workFiles.progress), io)
   await rm(tail.file, { force: true })
   const result = await runCoordinator({
     binary: findOpencodeBinary(io.env, import.meta.url),
@@ -135,7 +144,7 @@ export async function runReview(prepared: Prepared, io: Io): Promise<Coordinator
     heartbeatSeconds: config.limits.heartbeatSeconds,
     log: log.child({ stage: "coordinator" }),
     onEvent: (event) => progress(event, io, tail.seen()),
-    stopWhen: (event) => event.type === "tool_use" && event.part?.tool === "review_submit_review" && existsSync(submissionFile),
+    stopWhen: (event) => event.type === "tool_use" && event.part?.tool === submitReviewTool && existsSync(submissionFile),
     shouldStop: () => existsSync(submissionFile),
     onProgress: (line) => io.stderr(`review: ${line}\n`),
   }).finally(async () => {
@@ -180,7 +189,8 @@ async function readSubmission(file: string): Promise<Submission | null> {
   const text = await readFile(file, "utf8").catch(() => null)
   if (text === null) return null
   const parsed = parseSubmission(text)
-  return parsed.ok ? parsed.submission : null
+  if (!parsed.ok) throw new ReviewRunError(parsed.error, [], "the comment server and the CLI come from different installs: reinstall opencode-reviewer")
+  return parsed.value
 }
 
 /**
@@ -204,7 +214,7 @@ export async function finishReview(prepared: Prepared, outcome: CoordinatorOutco
   const breakGlass = prepared.provider.breakGlass?.(prepared.config.breakGlass) ?? null
   const record = buildReviewRecord({
     review,
-    plan: planFacts.plan,
+    plan: planFacts.value,
     reviewers: reviewers.map(({ name, status, error, findings }) => ({ name, status, error, findings })),
     usage: usageOf(outcome.result, prepared.config),
     durationMs: outcome.durationMs,
@@ -214,9 +224,10 @@ export async function finishReview(prepared: Prepared, outcome: CoordinatorOutco
     unread: prepared.change.unreviewed ?? [],
     previous: prepared.change.previousFindings ?? [],
     // Findings plugins established by code while planning: facts that join the coordinator's.
-    codeFindings: planFacts.plan.findings ?? [],
+    codeFindings: planFacts.value.findings ?? [],
   })
   if (breakGlass) record.notes.push(`break glass requested by ${breakGlass.by}${breakGlass.at ? ` at ${breakGlass.at}` : ""}`)
+  for (const call of spawnCalls(outcome.result)) if (call.error) record.notes.unshift(`spawn_reviewers could not run: ${call.error}`)
   return publish(prepared, record, io)
 }
 
@@ -232,14 +243,14 @@ export async function finishEmptyReview(prepared: Prepared, io: Io): Promise<Rev
   if (!planFacts.ok) throw new ReviewRunError(`plan.json is unreadable: ${planFacts.error}`, [])
   const record = buildReviewRecord({
     review: { summary, findings: [], answer: null },
-    plan: { ...planFacts.plan, agents: planFacts.plan.agents.filter((agent) => agent.role === "coordinator") },
+    plan: { ...planFacts.value, agents: planFacts.value.agents.filter((agent) => agent.role === "coordinator") },
     reviewers: [],
     durationMs: 0,
     unread: prepared.change.unreviewed ?? [],
     breakGlass: prepared.provider.breakGlass?.(prepared.config.breakGlass) != null,
     injectionSuspected: plan.injection.length > 0,
     previous: prepared.change.previousFindings ?? [],
-    codeFindings: planFacts.plan.findings ?? [],
+    codeFindings: planFacts.value.findings ?? [],
   })
   return publish(prepared, record, io)
 }
@@ -262,58 +273,29 @@ function reviewFromText(text: string): Review | null {
   return parsed.ok ? parsed.review : null
 }
 
-/** One reviewer as the spawn_reviewers tool reported it in its metadata. */
-interface ReviewerReport {
-  name: string
-  status: string
-  error: string | null
-  model: string | null
-  findings: Finding[]
-  tokens: { input: number; output: number; reasoning: number; cacheRead: number; cacheWrite: number }
-  costUsd: number
+// Every completed spawn_reviewers call's metadata, checked against the protocol: a mismatch means
+// the runtime plugin and the CLI disagree, which must fail loudly rather than read as "0 findings".
+function spawnCalls(result: CoordinatorResult): SpawnMetadata[] {
+  return result.toolUses
+    .filter((use) => use.tool === tools.spawnReviewers && use.status === "completed")
+    .map((use) => {
+      const parsed = parseSpawnMetadata(use.metadata)
+      if (!parsed.ok) throw new ReviewRunError(parsed.error, [], "the runtime plugin and the CLI come from different installs: reinstall opencode-reviewer")
+      return parsed.value
+    })
 }
 
 // A coordinator may call spawn_reviewers more than once (a subset again, say): each reviewer's
 // latest outcome counts, in first-run order. Every call's usage was paid for (usageOf).
-function reviewerOutcomes(result: CoordinatorResult): ReviewerReport[] {
-  const latest = new Map<string, ReviewerReport>()
-  for (const use of result.toolUses.filter((candidate) => candidate.tool === "spawn_reviewers")) {
-    for (const report of reportsOf(use.metadata)) latest.set(report.name, report)
-  }
+function reviewerOutcomes(result: CoordinatorResult): ReviewerOutcome[] {
+  const latest = new Map<string, ReviewerOutcome>()
+  for (const call of spawnCalls(result)) for (const outcome of call.reviewers) latest.set(outcome.name, outcome)
   return [...latest.values()]
 }
 
 // Findings a call left out of its output to fit OpenCode's tool-output limit: the coordinator never saw them.
 function unjudgedFindings(result: CoordinatorResult): number {
-  return result.toolUses
-    .filter((use) => use.tool === "spawn_reviewers")
-    .reduce((sum, use) => sum + (typeof use.metadata.cut === "number" && use.metadata.cut > 0 ? use.metadata.cut : 0), 0)
-}
-
-function reportsOf(metadata: Record<string, unknown>): ReviewerReport[] {
-  const list = Array.isArray(metadata.reviewers) ? (metadata.reviewers as Record<string, unknown>[]) : []
-  return list.map((entry) => {
-    const tokens = (entry.tokens ?? {}) as Partial<ReviewerReport["tokens"]>
-    const findings = (Array.isArray(entry.findings) ? entry.findings : []).flatMap((finding) => {
-      const parsed = Finding.safeParse(finding)
-      return parsed.success ? [parsed.data] : []
-    })
-    return {
-      name: String(entry.name ?? "unknown"),
-      status: String(entry.status ?? "failed"),
-      error: entry.error === null || entry.error === undefined ? null : String(entry.error),
-      model: typeof entry.model === "string" ? entry.model : null,
-      findings,
-      tokens: {
-        input: tokens.input ?? 0,
-        output: tokens.output ?? 0,
-        reasoning: tokens.reasoning ?? 0,
-        cacheRead: tokens.cacheRead ?? 0,
-        cacheWrite: tokens.cacheWrite ?? 0,
-      },
-      costUsd: typeof entry.costUsd === "number" ? entry.costUsd : 0,
-    }
-  })
+  return spawnCalls(result).reduce((sum, call) => sum + call.cut, 0)
 }
 
 function usageOf(result: CoordinatorResult, config: Config) {
@@ -342,8 +324,8 @@ function usageOf(result: CoordinatorResult, config: Config) {
     add(byModel, step.model, entry)
   }
   // Every spawn_reviewers call was paid for, even when the coordinator was retried afterwards.
-  for (const use of result.toolUses.filter((candidate) => candidate.tool === "spawn_reviewers")) {
-    for (const report of reportsOf(use.metadata)) {
+  for (const call of spawnCalls(result)) {
+    for (const report of call.reviewers) {
       const entry = priced(report.model ?? "", { ...report.tokens, costUsd: report.costUsd })
       add(byAgent, report.name, { input: entry.input, output: entry.output, cacheRead: entry.cacheRead, cacheWrite: entry.cacheWrite, costUsd: entry.costUsd })
       if (report.model) add(byModel, report.model, { input: entry.input, output: entry.output, cacheRead: entry.cacheRead, cacheWrite: entry.cacheWrite, costUsd: entry.costUsd })
@@ -388,18 +370,18 @@ function authRefusal(result: CoordinatorResult, config: { provider?: Record<stri
 // reviewer's outcome, so that is where per-reviewer progress comes from.
 function progress(event: RunEvent, io: Io, live: boolean): void {
   if (event.type !== "tool_use") return
-  const part = event.part as { tool?: string; state?: { status?: string; metadata?: { reviewers?: unknown } } } | undefined
-  if (part?.tool !== "spawn_reviewers") {
+  const part = event.part as { tool?: string; state?: { status?: string; metadata?: unknown } } | undefined
+  if (part?.tool !== tools.spawnReviewers) {
     if (part?.tool) io.stderr(`review: coordinator used ${part.tool} (${part.state?.status ?? "?"})\n`)
     return
   }
   // The live progress file already told each reviewer's story; this is the fallback without it.
   if (live) return
-  const reviewers = Array.isArray(part.state?.metadata?.reviewers) ? (part.state!.metadata!.reviewers as Record<string, unknown>[]) : []
-  for (const reviewer of reviewers) {
-    const findings = Array.isArray(reviewer.findings) ? reviewer.findings.length : 0
-    const detail = reviewer.status === "done" ? `${findings} finding${findings === 1 ? "" : "s"}` : `failed: ${String(reviewer.error)}`
-    io.stderr(`review:   ${String(reviewer.name).padEnd(14)} ${detail}\n`)
+  const metadata = parseSpawnMetadata(part.state?.metadata)
+  if (!metadata.ok) return void io.stderr(`review: ${metadata.error}\n`)
+  for (const reviewer of metadata.value.reviewers) {
+    const detail = reviewer.status === "done" ? plural(reviewer.findings.length, "finding") : `failed: ${reviewer.error}`
+    io.stderr(`review:   ${reviewer.name.padEnd(14)} ${detail}\n`)
   }
 }
 
@@ -446,19 +428,11 @@ function tailProgress(file: string, io: Io): { file: string; seen(): boolean; st
 }
 
 function parseProgress(line: string): string | null {
-  try {
-    const entry = JSON.parse(line) as Record<string, unknown>
-    const name = String(entry.name ?? "").padEnd(14)
-    if (entry.event === "reviewers-start" && Array.isArray(entry.reviewers)) return `running ${entry.reviewers.join(", ")}`
-    if (entry.event === "reviewer-start") {
-      return Number(entry.attempt) > 1 ? `  ${name} failing back to ${String(entry.model)}` : `  ${name} started on ${String(entry.model)}`
-    }
-    if (entry.event === "reviewer-end") {
-      const count = Number(entry.findings ?? 0)
-      return entry.status === "done" ? `  ${name} done, ${count} finding${count === 1 ? "" : "s"}` : `  ${name} FAILED: ${String(entry.error)}`
-    }
-    return null
-  } catch {
-    return null
-  }
+  const parsed = parseProgressLine(line)
+  if (!parsed.ok) return null
+  const entry = parsed.event
+  if (entry.event === "reviewers-start") return `running ${entry.reviewers.join(", ")}`
+  const name = entry.name.padEnd(14)
+  if (entry.event === "reviewer-start") return entry.attempt > 1 ? `  ${name} failing back to ${entry.model}` : `  ${name} started on ${entry.model}`
+  return entry.status === "done" ? `  ${name} done, ${plural(entry.findings, "finding")}` : `  ${name} FAILED: ${entry.error}`
 }

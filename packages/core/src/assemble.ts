@@ -1,3 +1,4 @@
+import { submitReviewTool, tools } from "./protocol/names"
 import type { Contributions, RecordedAgent } from "./contributions"
 import { ConfigAssemblyError } from "./errors"
 import { builtInAgents, OpencodeConfig, readOnlyTools, type AgentBlock, type Permission } from "./opencode-config"
@@ -96,7 +97,7 @@ function renderSection(section: PromptSection): string {
 function buildPermission(name: string, agent: RecordedAgent, store: Contributions, workDir: string, refused: string[]): Permission {
   const base: Permission =
     agent.role === "coordinator"
-      ? { "*": "deny", ...readTools(), spawn_reviewers: "allow", review_submit_review: "allow" }
+      ? { "*": "deny", ...readTools(), [tools.spawnReviewers]: "allow", [submitReviewTool]: "allow" }
       : { "*": "deny", ...readTools() }
   base.external_directory = { "*": "deny", [workDir]: "allow", [`${workDir}/*`]: "allow" }
 

@@ -124,7 +124,7 @@ describe("buildReviewRecord with code findings", () => {
 
   test("plan.json findings parse back; old plan.json without them still parses", () => {
     const parsed = parsePlanFacts(JSON.stringify({ ...facts, findings: [{ plugin: "agents-md", finding: filler }] }))
-    expect(parsed).toEqual({ ok: true, plan: { ...facts, findings: [{ plugin: "agents-md", finding: filler }] } })
+    expect(parsed).toEqual({ ok: true, value: { ...facts, findings: [{ plugin: "agents-md", finding: filler }] } })
     expect(parsePlanFacts(JSON.stringify(facts)).ok).toBe(true)
     expect(parsePlanFacts(JSON.stringify({ ...facts, findings: [{ plugin: "x", finding: { ...filler, severity: "fatal" } }] })).ok).toBe(false)
   })
@@ -161,7 +161,7 @@ describe("planReview carries code findings", () => {
     const result = await planReview({ change, config: resolveConfig({}), plugins: [plugin], prompts, repoDir: dir, workDir: join(dir, "work"), log: silentLogger })
     expect(result.findings).toEqual([{ plugin: "checker", finding: { ...filler, file: "src/a.ts", line: 1 } }])
     const facts = parsePlanFacts(await readFile(result.planFile, "utf8"))
-    expect(facts.ok && facts.plan.findings).toEqual(result.findings)
+    expect(facts.ok && facts.value.findings).toEqual(result.findings)
     expect(seen).toEqual([{ kind: "package-manager", level: "high", paths: ["package-lock.json", "bun.lock"], detail: "lockfile switch (package manager changed): package-lock.json deleted, bun.lock added" }])
     expect(result.agents.map((agent) => agent.name)).toContain("agents-md")
   })

@@ -19,6 +19,8 @@ import { assessRisk, type Tier } from "./risk"
 import { projectMechanics, readSignals } from "./signals"
 import { capSpend } from "./spend"
 import { contextWarning } from "./context-window"
+import { planFileText, type PlanFile } from "./protocol/plan-file"
+import { workFiles } from "./protocol/names"
 
 /** Everything planning needs; nothing here is read from the environment. */
 export interface PlanOptions {
@@ -194,7 +196,7 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     configFile: join(workDir, "opencode.json"),
     promptFile: join(workDir, "coordinator-prompt.xml"),
     contextFile: join(workDir, "shared-mr-context.txt"),
-    planFile: join(workDir, "plan.json"),
+    planFile: join(workDir, workFiles.plan),
   }
   await prepareWorkDir(workDir, options.repoDir)
   phase("prepare work dir")
@@ -227,7 +229,7 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     findings: lifecycle.findings,
     limits: config.limits,
   }
-  await writeFile(files.planFile, JSON.stringify(planRecord(plan), null, 2) + "\n")
+  await writeFile(files.planFile, planFileText(planRecord(plan)))
   phase("write files")
   return plan
 }
@@ -258,8 +260,8 @@ export function planJson(plan: ReviewPlan) {
 }
 
 // plan.json in the work dir: what later stages (the runtime plugin inside OpenCode) read. Not the
-// CLI's output contract, so it may carry more than planJson.
-function planRecord(plan: ReviewPlan) {
+// CLI's output contract, so it may carry more than planJson; its schema is protocol/plan-file.ts.
+function planRecord(plan: ReviewPlan): PlanFile {
   return {
     ...planJson(plan),
     agents: plan.agents,

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest"
 import type { Finding } from "./finding"
-import { buildReviewRecord, parsePlanFacts, parseSubmission, ReviewRecord, type PlanFacts, type ReviewRecordInput } from "./review-record"
+import { parseSubmission } from "./protocol/submission"
+import { buildReviewRecord, parsePlanFacts, ReviewRecord, type PlanFacts, type ReviewRecordInput } from "./review-record"
 
 const sql: Finding = { severity: "critical", file: "src/db.ts", line: 12, category: "security", title: "SQL built from request input", body: "Use parameters." }
 const loop: Finding = { severity: "warning", file: "src/list.ts", line: 40, category: "performance", title: "Quadratic loop over users", body: "Index by id." }
@@ -140,7 +141,7 @@ describe("buildReviewRecord", () => {
       "src/big.ts line 3: 12,000 characters, reviewers saw the first 1,999",
       "f1 cites src/context.ts, which is not part of the change",
     ])
-    expect(parsePlanFacts(JSON.stringify({ ...plan, clipped }))).toEqual({ ok: true, plan: { ...plan, clipped } })
+    expect(parsePlanFacts(JSON.stringify({ ...plan, clipped }))).toEqual({ ok: true, value: { ...plan, clipped } })
     expect(buildReviewRecord(input()).notes).not.toContainEqual(expect.stringContaining("reached the reviewers"))
   })
 
@@ -226,7 +227,7 @@ describe("buildReviewRecord", () => {
   })
 
   test("injection suspected from plan.json unless told otherwise; break glass recorded", () => {
-    const suspicious = { ...plan, injection: [{ field: "description", tags: ["</mr_description>"] }] }
+    const suspicious = { ...plan, injection: [{ field: "description", kind: "boundary-tag" as const, tags: ["</mr_description>"], excerpt: "</mr_description>" }] }
     const clean = input({ plan: suspicious, review: { summary: "s", findings: [], answer: null } })
     expect(buildReviewRecord(clean)).toMatchObject({ injectionSuspected: true, decision: "minor_issues" })
     expect(buildReviewRecord({ ...clean, injectionSuspected: false })).toMatchObject({ injectionSuspected: false, decision: "approved" })
@@ -240,8 +241,11 @@ describe("parsing stored files", () => {
     const bad = parseSubmission(JSON.stringify({ submittedAt: "x", review: { summary: "", findings: [], answer: null }, rawXml: "" }))
     expect(bad.ok ? "parsed" : bad.error).toContain("review.summary")
     const good = { submittedAt: "2026-01-01T00:00:00.000Z", review: { summary: "s", findings: [sql], answer: null }, rawXml: "<review/>" }
-    expect(parseSubmission(JSON.stringify(good))).toEqual({ ok: true, submission: good })
+    expect(parseSubmission(JSON.stringify(good))).toEqual({ ok: true, value: good })
     const facts = parsePlanFacts(JSON.stringify({ ...plan, workDir: "/tmp/x", limits: {} }))
-    expect(facts).toEqual({ ok: true, plan })
+    expect(facts).toEqual({ ok: true, value: plan })
+    // A renamed field is a loud mismatch, never a silent default.
+    const renamed = parsePlanFacts(JSON.stringify({ ...plan, files: plan.files.map(({ noise, ...rest }) => ({ ...rest, noiseReason: noise })) }))
+    expect(renamed.ok ? "parsed" : renamed.error).toMatch(/^plan\.json does not match this version of opencode-reviewer: files\.0\.noise:/)
   })
 })

@@ -3,6 +3,7 @@ import { assessCoverage, capForCoverage } from "./coverage"
 import { decide, injectionLocations, mergeDuplicates } from "./decision"
 import { CodeFinding, Decision, Finding, normalizeCategory } from "./finding"
 import { Review } from "./findings-xml"
+import { parsePlanFile, PlanFile, PlanFileAgent, PlanFileEntry, type ProtocolRead } from "./protocol/plan-file"
 import { carryOver, type PreviousFinding } from "./previous-findings"
 import { Tier } from "./risk"
 import type { UnreadFile } from "./change"
@@ -99,29 +100,24 @@ export const ReviewRecord = z.object({
 })
 export type ReviewRecord = z.infer<typeof ReviewRecord>
 
-/** `<workDir>/submission.json`, written by the comment server when `submit_review` succeeds. */
-export const Submission = z.object({
-  submittedAt: z.string(),
-  review: Review,
-  rawXml: z.string(),
-})
-export type Submission = z.infer<typeof Submission>
-
-/** The parts of plan.json (`planRecord` in plan.ts) a review record needs; other keys are ignored. */
+/**
+ * The parts of plan.json a review record needs, picked from the protocol's schema (a renamed field
+ * there breaks this at compile time); other keys are ignored.
+ */
 export const PlanFacts = z.object({
-  tier: Tier,
-  files: z.array(z.object({ path: z.string(), noise: z.string().nullable() })),
-  agents: z.array(z.object({ name: z.string(), role: z.enum(["coordinator", "reviewer"]) })),
-  injection: z.array(z.unknown()).optional(),
+  tier: PlanFile.shape.tier,
+  files: z.array(PlanFileEntry.pick({ path: true, noise: true })),
+  agents: z.array(PlanFileAgent.pick({ name: true, role: true })),
+  injection: PlanFile.shape.injection.optional(),
   /** Findings plugins established by code during planning. */
-  findings: z.array(CodeFinding).optional(),
+  findings: PlanFile.shape.findings.optional(),
   /** What the agents saw only in part (prompt.ts `Clip`): one note each, "`what`: `detail`". */
-  clipped: z.array(z.object({ what: z.string(), detail: z.string() })).optional(),
+  clipped: PlanFile.shape.clipped.optional(),
 })
 export type PlanFacts = z.infer<typeof PlanFacts>
 
 /** What one specialist produced: status "ok", "done" or "completed" means it finished; anything else is a failure. */
-export interface ReviewerOutcome {
+export interface ReviewerReport {
   name: string
   status: string
   error: string | null
@@ -134,7 +130,7 @@ export type { PreviousFinding } from "./previous-findings"
 export interface ReviewRecordInput {
   review: Review
   plan: PlanFacts
-  reviewers: readonly ReviewerOutcome[]
+  reviewers: readonly ReviewerReport[]
   usage?: { byAgent?: Record<string, UsageEntry>; byModel?: Record<string, UsageEntry>; costUsd?: number }
   durationMs: number
   breakGlass: boolean
@@ -244,35 +240,15 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
   }
 }
 
-/** Reads submission.json text into a result; never throws. */
-export function parseSubmission(text: string): { ok: true; submission: Submission } | { ok: false; error: string } {
-  return parseJson(text, Submission, "submission.json")
-}
-
 /** Reads plan.json text into the facts a review record needs; never throws. */
-export function parsePlanFacts(text: string): { ok: true; plan: PlanFacts } | { ok: false; error: string } {
-  const result = parseJson(text, PlanFacts, "plan.json")
-  return result.ok ? { ok: true, plan: result.submission } : result
-}
-
-function parseJson<T>(text: string, schema: z.ZodType<T>, name: string): { ok: true; submission: T } | { ok: false; error: string } {
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch (error) {
-    return { ok: false, error: `${name} is not JSON: ${error instanceof Error ? error.message : String(error)}` }
-  }
-  const parsed = schema.safeParse(value)
-  if (!parsed.success) {
-    return { ok: false, error: `${name} is invalid: ${parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`).join("; ")}` }
-  }
-  return { ok: true, submission: parsed.data }
+export function parsePlanFacts(text: string): ProtocolRead<PlanFacts> {
+  return parsePlanFile(text, PlanFacts)
 }
 
 // Which specialist raised a final finding: the coordinator may have moved, merged or reworded it,
 // so the match goes from the most to the least specific, then falls back to the category — unless
 // the reviewer of that name failed, when the coordinator must have raised it itself.
-function attribute(finding: Finding, reviewers: readonly ReviewerOutcome[], coordinator: string): string {
+function attribute(finding: Finding, reviewers: readonly ReviewerReport[], coordinator: string): string {
   const title = normalize(finding.title)
   const category = normalizeCategory(finding.category)
   const tests: Array<(candidate: Finding) => boolean> = [
@@ -304,13 +280,13 @@ function uniqueCodeFindings(findings: readonly CodeFinding[]): CodeFinding[] {
   })
 }
 
-function plannedReviewers(plan: PlanFacts, outcomes: readonly ReviewerOutcome[]): string[] {
+function plannedReviewers(plan: PlanFacts, outcomes: readonly ReviewerReport[]): string[] {
   const names = plan.agents.filter((agent) => agent.role === "reviewer").map((agent) => agent.name)
   for (const outcome of outcomes) if (!names.includes(outcome.name)) names.push(outcome.name)
   return names
 }
 
-function failures(plan: PlanFacts, outcomes: readonly ReviewerOutcome[]): { name: string; error: string }[] {
+function failures(plan: PlanFacts, outcomes: readonly ReviewerReport[]): { name: string; error: string }[] {
   return plannedReviewers(plan, outcomes).flatMap((name) => {
     const outcome = outcomes.find((candidate) => candidate.name === name)
     if (!outcome) return [{ name, error: "did not run" }]

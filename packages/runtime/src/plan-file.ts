@@ -1,39 +1,20 @@
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
-import * as z from "zod"
+import type * as z from "zod"
 import { defaults } from "@opencode-reviewer/core/config"
+import { workDirVariable, workFiles } from "@opencode-reviewer/core/protocol/names"
+import { PlanFile, PlanFileAgent, PlanFileLimits } from "@opencode-reviewer/core/protocol/plan-file"
 
-const ModelId = z.string().regex(/^[^/\s]+\/\S+$/, "must be <provider>/<model>")
+/** One agent of plan.json as the runtime reads it (the protocol's schema). */
+export const RuntimeAgent = PlanFileAgent
+export type RuntimeAgent = PlanFileAgent
 
-/** One agent of plan.json as the runtime reads it. */
-export const RuntimeAgent = z.object({
-  name: z.string().min(1),
-  role: z.enum(["coordinator", "reviewer"]),
-  models: z.array(ModelId).min(1),
-  timeoutMinutes: z.number().positive().nullable().optional(),
-  reason: z.string().optional(),
-})
-export type RuntimeAgent = z.infer<typeof RuntimeAgent>
+/** The limits of plan.json (the protocol's schema: every key is written by the CLI). */
+export const RuntimeLimits = PlanFileLimits
+export type RuntimeLimits = PlanFileLimits
 
-/** The limits of plan.json; fractions allowed (tests use small ones); missing keys take the defaults. */
-export const RuntimeLimits = z.object({
-  concurrency: z.number().int().min(1).default(defaults.limits.concurrency),
-  overallMinutes: z.number().positive().default(defaults.limits.overallMinutes),
-  idleSeconds: z.number().positive().default(defaults.limits.idleSeconds),
-  pollSeconds: z.number().positive().default(defaults.limits.pollSeconds),
-  retryBudgetMinutes: z.number().nonnegative().default(defaults.limits.retryBudgetMinutes),
-  breakerFailures: z.number().int().min(1).default(defaults.limits.breakerFailures),
-  breakerCooldownMinutes: z.number().positive().default(defaults.limits.breakerCooldownMinutes),
-})
-export type RuntimeLimits = z.infer<typeof RuntimeLimits>
-
-/** The part of the work dir's plan.json (core's `planRecord`) the runtime plugin needs. */
-export const RuntimePlan = z.object({
-  agents: z.array(RuntimeAgent),
-  limits: RuntimeLimits.default(RuntimeLimits.parse({})),
-  contextFile: z.string().min(1).optional(),
-  workDir: z.string().min(1).optional(),
-})
+/** The part of the work dir's plan.json the runtime plugin needs, picked from the protocol's schema. */
+export const RuntimePlan = PlanFile.pick({ agents: true, limits: true, contextFile: true, workDir: true })
 export type RuntimePlan = z.infer<typeof RuntimePlan>
 
 /** plan.json read and validated, or why not. */
@@ -45,9 +26,9 @@ export const defaultTimeoutMinutes = defaults.timeoutMinutes
 /** Reads `<workDir>/plan.json`. Never throws: the tool reports a bad plan as its output. */
 export async function readPlanFile(workDir: string | null | undefined): Promise<PlanRead> {
   if (!workDir) {
-    return { ok: false, file: null, error: "OPENCODE_REVIEWER_WORK_DIR is not set: run the review through opencode-reviewer, which writes plan.json and sets it" }
+    return { ok: false, file: null, error: `${workDirVariable} is not set: run the review through opencode-reviewer, which writes ${workFiles.plan} and sets it` }
   }
-  const file = join(workDir, "plan.json")
+  const file = join(workDir, workFiles.plan)
   let text: string
   try {
     text = await readFile(file, "utf8")

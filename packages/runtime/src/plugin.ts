@@ -9,6 +9,8 @@ import { tool } from "@opencode-ai/plugin"
  * registers and says why instead of the plugin vanishing silently.
  */
 export const ReviewRuntime: Plugin = async (input) => {
+  // Spelled out, not imported: this file must load even when nothing else does. It is
+  // `workDirVariable` of core's protocol/names.ts.
   const workDir = process.env.OPENCODE_REVIEWER_WORK_DIR?.trim() || null
   try {
     const { createRuntimeHooks } = await import("./runtime")
@@ -21,7 +23,7 @@ export const ReviewRuntime: Plugin = async (input) => {
           description: "Runs the specialist reviewers (unavailable: the runtime failed to load).",
           args: {},
           async execute() {
-            return { title: "spawn_reviewers could not run", output: `<reviewer_results status="error"><error>${escape(error)}</error></reviewer_results>`, metadata: { error, reviewers: [] } }
+            return { title: "spawn_reviewers could not run", output: `<reviewer_results status="error"><error>${escape(error)}</error></reviewer_results>`, metadata: { plan: null, error, reviewers: [], cut: 0, durationMs: 0 } }
           },
         }),
       },

@@ -8,6 +8,7 @@ import { systemClock } from "./clock"
 import { createFakeDriver, type FakeBehaviour, type FakePrompt } from "./fake-driver"
 import { briefReviewer } from "./instructions"
 import { readPlanFile } from "./plan-file"
+import { defaults } from "@opencode-reviewer/core/config"
 import { createRuntimeHooks, sentinelFile, type SpawnMetadata } from "./runtime"
 
 let workDir: string
@@ -25,7 +26,7 @@ const plan = (limits: Record<string, number> = {}) => ({
     { name: "security", role: "reviewer", models: ["fake/security", "fake/security-2"], timeoutMinutes: 5, reason: "full tier" },
     { name: "code-quality", role: "reviewer", models: ["fake/code-quality"], timeoutMinutes: 10, reason: "full tier" },
   ],
-  limits: { concurrency: 7, overallMinutes: 25, idleSeconds: 60, pollSeconds: 3, retryBudgetMinutes: 2, breakerFailures: 3, breakerCooldownMinutes: 2, ...limits },
+  limits: { ...defaults.limits, ...limits },
   workDir: "/planned/work",
   contextFile: "/planned/work/shared-mr-context.txt",
 })
@@ -139,19 +140,15 @@ describe("spawn_reviewers tool", () => {
 })
 
 describe("readPlanFile", () => {
-  test("fills missing limits with the defaults and accepts fractions", async () => {
-    await writeFile(join(workDir, "plan.json"), JSON.stringify({ ...plan(), limits: { idleSeconds: 0.5, overallMinutes: 0.25 } }))
+  test("accepts fractions, and refuses limits that lack a key, naming it (the CLI always writes them all)", async () => {
+    await writeFile(join(workDir, "plan.json"), JSON.stringify(plan({ idleSeconds: 0.5, overallMinutes: 0.25 })))
     const read = await readPlanFile(workDir)
     if (!read.ok) throw new Error(read.error)
-    expect(read.plan.limits).toEqual({
-      concurrency: 7,
-      overallMinutes: 0.25,
-      idleSeconds: 0.5,
-      pollSeconds: 3,
-      retryBudgetMinutes: 2,
-      breakerFailures: 3,
-      breakerCooldownMinutes: 2,
-    })
+    expect(read.plan.limits).toMatchObject({ overallMinutes: 0.25, idleSeconds: 0.5, concurrency: 7 })
+    const { pollSeconds: _dropped, ...partial } = defaults.limits
+    await writeFile(join(workDir, "plan.json"), JSON.stringify({ ...plan(), limits: partial }))
+    const refused = await readPlanFile(workDir)
+    expect(refused.ok ? "read" : refused.error).toMatch(/limits\.pollSeconds/)
   })
 
   test("rejects a plan that is not JSON", async () => {

@@ -5,6 +5,9 @@ import type { Hooks, PluginInput } from "@opencode-ai/plugin"
 import { tool } from "@opencode-ai/plugin"
 import { parseFindings } from "@opencode-reviewer/core/findings-xml"
 import { redactDeep } from "@opencode-reviewer/core/redact"
+import { tools, workFiles } from "@opencode-reviewer/core/protocol/names"
+import { progressLine, type ProgressEntry } from "@opencode-reviewer/core/protocol/progress"
+import { SpawnMetadata } from "@opencode-reviewer/core/protocol/spawn-metadata"
 import { createBreakers, type BreakerEvent, type Breakers } from "./breaker"
 import { systemClock, type Clock } from "./clock"
 import { createClientDriver, type SessionClient, type SessionDriver } from "./driver"
@@ -18,7 +21,7 @@ import { runReviewers, type ReviewerOutcome, type ReviewerTask } from "./schedul
 export const logService = "opencode-reviewer-runtime"
 
 /** The sentinel file the plugin writes into the work dir when it loads (proof it loaded, and what it read). */
-export const sentinelFile = "runtime-plugin.json"
+export const sentinelFile = workFiles.sentinel
 
 /** What the runtime needs besides OpenCode's plugin input; everything timing-related is injectable. */
 export interface RuntimeOptions {
@@ -37,15 +40,8 @@ export interface SpawnArgs {
   notes?: { reviewer: string; focus: string }[] | undefined
 }
 
-/** The metadata the tool returns; the CLI reads it from the parent's `tool_use` JSONL event. */
-export interface SpawnMetadata {
-  plan: string | null
-  error: string | null
-  reviewers: ReviewerOutcome[]
-  /** Findings left out of the XML output to fit OpenCode's limit (all are in `reviewers`). */
-  cut: number
-  durationMs: number
-}
+/** The metadata the tool returns; the CLI reads it from the parent's `tool_use` JSONL event (core's protocol). */
+export type { SpawnMetadata }
 
 const s = tool.schema
 
@@ -86,7 +82,7 @@ export function createRuntimeHooks(input: PluginInput, options: RuntimeOptions):
       if (count > 0) log("warn", "credentials redacted from a tool result", { tool: call.tool, count })
     },
     tool: {
-      spawn_reviewers: tool({
+      [tools.spawnReviewers]: tool({
         description: [
           "Runs the specialist reviewers the plan chose, concurrently, each in its own child session, and returns",
           "their results as one XML document: a <reviewer_result> per reviewer with status (done or failed), model,",
@@ -108,7 +104,7 @@ export function createRuntimeHooks(input: PluginInput, options: RuntimeOptions):
           const read = await readPlanFile(options.workDir)
           if (!read.ok) {
             log("error", "spawn_reviewers cannot run", { error: read.error, plan: read.file })
-            const metadata: SpawnMetadata = { plan: read.file, error: read.error, reviewers: [], cut: 0, durationMs: 0 }
+            const metadata = SpawnMetadata.parse({ plan: read.file, error: read.error, reviewers: [], cut: 0, durationMs: 0 })
             return { title: "spawn_reviewers could not run", output: renderFailure(read.error, read.file), metadata: { ...metadata } }
           }
           const { plan } = read
@@ -148,13 +144,14 @@ export function createRuntimeHooks(input: PluginInput, options: RuntimeOptions):
           })
           const rendered = renderResults(outcomes, { plan: read.file, notes })
           const failed = outcomes.filter((outcome) => outcome.status === "failed").length
-          const metadata: SpawnMetadata = {
+          // Validated here, the one writer: the CLI refuses metadata that does not match.
+          const metadata = SpawnMetadata.parse({
             plan: read.file,
             error: null,
             reviewers: outcomes,
             cut: rendered.cut,
             durationMs: Math.max(0, clock.now() - started),
-          }
+          })
           return {
             title: `${outcomes.length} reviewer${outcomes.length === 1 ? "" : "s"} finished (${failed} failed)`,
             output: rendered.output,
@@ -214,15 +211,15 @@ async function writeSentinel(workDir: string | null): Promise<void> {
 }
 
 /** The file the CLI tails for live progress: one JSON line per reviewer start and end. */
-export const progressFileName = "progress.jsonl"
+export const progressFileName = workFiles.progress
 
 // Child sessions never reach the parent's stdout, so progress travels through the work dir. A write
 // failure only costs the progress display, never the review.
-function progressWriter(workDir: string): (entry: Record<string, unknown>) => void {
+function progressWriter(workDir: string): (entry: ProgressEntry) => void {
   const file = join(workDir, progressFileName)
   return (entry) => {
     try {
-      appendFileSync(file, JSON.stringify({ at: Date.now(), ...entry }) + "\n")
+      appendFileSync(file, progressLine(entry, Date.now()))
     } catch {
       // progress is best effort
     }

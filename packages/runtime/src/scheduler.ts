@@ -1,5 +1,6 @@
 import pLimit from "p-limit"
 import type { Finding } from "@opencode-reviewer/core/finding"
+import type { ReviewerOutcome } from "@opencode-reviewer/core/protocol/spawn-metadata"
 import { selectModel, type Breakers } from "./breaker"
 import { classifyError, describeError, type SessionError } from "@opencode-reviewer/core/provider-errors"
 import type { Clock } from "./clock"
@@ -17,24 +18,8 @@ export interface ReviewerTask {
   message: string
 }
 
-/** What happened to one reviewer; the tool's metadata carries exactly this. */
-export interface ReviewerOutcome {
-  name: string
-  status: "done" | "failed"
-  error: string | null
-  /** The model of the last attempt (null when none could start). */
-  model: string | null
-  modelsTried: string[]
-  /** Model attempts, one child session each. */
-  attempts: number
-  /** Follow-up prompts within a session (malformed findings, answer cut off). */
-  followUps: number
-  sessionIDs: string[]
-  durationMs: number
-  tokens: Tokens
-  costUsd: number
-  findings: Finding[]
-}
+/** What happened to one reviewer; the tool's metadata carries exactly this (core's protocol). */
+export type { ReviewerOutcome }
 
 /** A parse of a reviewer's answer (core's `parseFindings`). */
 export type FindingsParse = { ok: true; findings: Finding[] } | { ok: false; error: string }

@@ -3,7 +3,7 @@ import { ROOT_CONTEXT, SpanStatusCode, trace, type Attributes, type Context, typ
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { resourceFromAttributes } from "@opentelemetry/resources"
 import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace"
-import type { CoordinatorResult, ReviewRecord, StepUsage } from "@opencode-reviewer/core"
+import { parseSpawnMetadata, tools, type CoordinatorResult, type ReviewRecord, type StepUsage } from "@opencode-reviewer/core"
 import { Attr } from "./attributes"
 
 /** Where and how to export spans; without `endpoint` tracing is off and nothing touches the network. */
@@ -139,31 +139,27 @@ export function recordReview(tracer: Tracer, context: Context | undefined, input
   own?.end(end)
 }
 
-/** The reviewers of every `spawn_reviewers` call, read defensively from the tool metadata. */
+/**
+ * The reviewers of every `spawn_reviewers` call, from the tool metadata as the protocol defines it;
+ * a call whose metadata does not match is skipped (tracing never fails a review; the CLI reports it).
+ */
 export function reviewerTraces(result: Pick<CoordinatorResult, "toolUses">): ReviewerTrace[] {
   return result.toolUses
-    .filter((use) => use.tool === "spawn_reviewers")
-    .flatMap((use) => (Array.isArray(use.metadata.reviewers) ? use.metadata.reviewers : []))
-    .filter(isRecord)
-    .map((entry) => {
-      const tokens = isRecord(entry.tokens) ? entry.tokens : {}
-      return {
-        name: text(entry.name) ?? "unknown",
-        status: text(entry.status) ?? "unknown",
-        error: text(entry.error),
-        model: text(entry.model),
-        durationMs: count(entry.durationMs),
-        tokens: {
-          input: count(tokens.input),
-          output: count(tokens.output),
-          reasoning: count(tokens.reasoning),
-          cacheRead: count(tokens.cacheRead),
-          cacheWrite: count(tokens.cacheWrite),
-        },
-        costUsd: count(entry.costUsd),
-        findings: Array.isArray(entry.findings) ? entry.findings.length : count(entry.findings),
-      }
+    .filter((use) => use.tool === tools.spawnReviewers)
+    .flatMap((use) => {
+      const parsed = parseSpawnMetadata(use.metadata)
+      return parsed.ok ? parsed.value.reviewers : []
     })
+    .map((outcome) => ({
+      name: outcome.name,
+      status: outcome.status,
+      error: outcome.error,
+      model: outcome.model,
+      durationMs: outcome.durationMs,
+      tokens: outcome.tokens,
+      costUsd: outcome.costUsd,
+      findings: outcome.findings.length,
+    }))
 }
 
 function stepAttributes(step: StepUsage, index: number): Attributes {
@@ -245,14 +241,4 @@ function clean(attributes: SpanAttributes): Attributes {
   return kept
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value)
-}
 
-function text(value: unknown): string | null {
-  return typeof value === "string" && value !== "" ? value : null
-}
-
-function count(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : 0
-}

@@ -1,0 +1,110 @@
+import * as z from "zod"
+import { CodeFinding } from "../finding"
+import { Tier } from "../risk"
+import { ModelId } from "../model-id"
+import { workFiles } from "./names"
+
+/** One file of the change as plan.json records it (the `plan --json` entry). */
+export const PlanFileEntry = z.object({
+  path: z.string(),
+  oldPath: z.string(),
+  status: z.enum(["added", "modified", "deleted", "renamed", "copied"]),
+  binary: z.boolean(),
+  added: z.number().int().nonnegative(),
+  removed: z.number().int().nonnegative(),
+  noise: z.string().nullable(),
+  securitySensitive: z.boolean(),
+  patchFile: z.string().nullable(),
+})
+export type PlanFileEntry = z.infer<typeof PlanFileEntry>
+
+/** An agent of the plan with its final model chain. */
+export const PlanFileAgent = z.object({
+  name: z.string().min(1),
+  role: z.enum(["coordinator", "reviewer"]),
+  models: z.array(ModelId).min(1),
+  timeoutMinutes: z.number().positive().nullable(),
+  reason: z.string(),
+})
+export type PlanFileAgent = z.infer<typeof PlanFileAgent>
+
+/** The review's timeouts and concurrency, as the runtime applies them (fractions allowed: tests use small ones). */
+export const PlanFileLimits = z.object({
+  concurrency: z.number().int().min(1),
+  overallMinutes: z.number().positive(),
+  idleSeconds: z.number().positive(),
+  pollSeconds: z.number().positive(),
+  retryBudgetMinutes: z.number().nonnegative(),
+  breakerFailures: z.number().int().min(1),
+  breakerCooldownMinutes: z.number().positive(),
+  coordinatorMinutes: z.number().positive(),
+  heartbeatSeconds: z.number().positive(),
+  descriptionBytes: z.number().int().positive(),
+})
+export type PlanFileLimits = z.infer<typeof PlanFileLimits>
+
+/** Where merge request text or the diff tried to steer the reviewers. */
+export const InjectionRecord = z.object({
+  field: z.string(),
+  kind: z.enum(["boundary-tag", "instruction"]),
+  tags: z.array(z.string()),
+  excerpt: z.string(),
+})
+
+/** Something the agents were shown only in part. */
+export const ClipRecord = z.object({ what: z.string(), detail: z.string() })
+
+/**
+ * `<workDir>/plan.json`: the `plan --json` document (docs/contracts.md) plus what the later stages
+ * need. Written once by the CLI through {@link planFileText}; every reader goes through
+ * {@link parsePlanFile} (or a `pick` of this schema), so a renamed field fails loudly, never reads as 0.
+ */
+export const PlanFile = z.object({
+  tier: Tier,
+  reasons: z.array(z.string()),
+  totals: z.object({ files: z.number().int().nonnegative(), added: z.number().int().nonnegative(), removed: z.number().int().nonnegative() }),
+  files: z.array(PlanFileEntry),
+  agents: z.array(PlanFileAgent),
+  workDir: z.string().min(1),
+  configFile: z.string().min(1),
+  promptFile: z.string().min(1),
+  contextFile: z.string().min(1),
+  limits: PlanFileLimits,
+  injection: z.array(InjectionRecord),
+  clipped: z.array(ClipRecord),
+  /** Every changed file, when the prompts list only some (`changed-files.xml`); else null. */
+  fileListFile: z.string().nullable(),
+  warnings: z.array(z.string()),
+  /** Findings plugins established by code during planning. */
+  findings: z.array(CodeFinding),
+})
+export type PlanFile = z.infer<typeof PlanFile>
+
+/** The plan.json bytes for a plan; throws (a bug of ours) when it does not match the schema. */
+export function planFileText(plan: PlanFile): string {
+  return JSON.stringify(PlanFile.parse(plan), null, 2) + "\n"
+}
+
+/** A work dir file read and checked, or why not; never throws. */
+export type ProtocolRead<T> = { ok: true; value: T } | { ok: false; error: string }
+
+/** Reads plan.json text (or any `pick` of the schema: a reader checks only what it uses). */
+export function parsePlanFile<T = PlanFile>(text: string, schema: z.ZodType<T> = PlanFile as unknown as z.ZodType<T>): ProtocolRead<T> {
+  return parseProtocolJson(text, schema, workFiles.plan)
+}
+
+/** JSON text checked against a protocol schema, with the failing key paths in the error. */
+export function parseProtocolJson<T>(text: string, schema: z.ZodType<T>, name: string): ProtocolRead<T> {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    return { ok: false, error: `${name} is not JSON: ${error instanceof Error ? error.message : String(error)}` }
+  }
+  const parsed = schema.safeParse(value)
+  if (!parsed.success) {
+    const issues = parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`)
+    return { ok: false, error: `${name} does not match this version of opencode-reviewer: ${issues.join("; ")}` }
+  }
+  return { ok: true, value: parsed.data }
+}
