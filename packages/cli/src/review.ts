@@ -15,6 +15,7 @@ import {
   parseProgressLine,
   parseSpawnMetadata,
   plural,
+  providerOf,
   submitReviewTool,
   tools,
   workDirVariable,
@@ -35,7 +36,8 @@ import {
   type ReviewRecord,
   type RunEvent,
   type Submission,
-  type UsageEntry,
+  tallyUsage,
+  type UsageItem,
 } from "@opencode-reviewer/core"
 import type { Io, Prepared } from "./main"
 import { publishLocal } from "@opencode-reviewer/local"
@@ -298,45 +300,14 @@ function unjudgedFindings(result: CoordinatorResult): number {
   return spawnCalls(result).reduce((sum, call) => sum + call.cut, 0)
 }
 
+// Every coordinator step and every spawn_reviewers call was paid for, even when the coordinator
+// was retried afterwards; units OpenCode reports no cost for are priced from the config.
 function usageOf(result: CoordinatorResult, config: Config) {
-  const byAgent: Record<string, UsageEntry> = {}
-  const byModel: Record<string, UsageEntry> = {}
-  // A provider that reports no cost (OpenCode has no price for the model) is priced from config `prices`.
-  const priced = (model: string, entry: UsageEntry): UsageEntry => {
-    const price = entry.costUsd > 0 ? null : priceOf(config, model)
-    if (!price) return entry
-    const costUsd = (entry.input * price.input + entry.output * price.output + entry.cacheRead * (price.cacheRead ?? price.input) + entry.cacheWrite * (price.cacheWrite ?? price.input)) / 1_000_000
-    return { ...entry, costUsd }
-  }
-  const add = (table: Record<string, UsageEntry>, key: string, entry: UsageEntry) => {
-    const current = table[key] ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, costUsd: 0 }
-    table[key] = {
-      input: current.input + entry.input,
-      output: current.output + entry.output,
-      cacheRead: current.cacheRead + entry.cacheRead,
-      cacheWrite: current.cacheWrite + entry.cacheWrite,
-      costUsd: round(current.costUsd + entry.costUsd),
-    }
-  }
-  for (const step of result.steps) {
-    const entry = priced(step.model, { input: step.input, output: step.output, cacheRead: step.cacheRead, cacheWrite: step.cacheWrite, costUsd: step.costUsd })
-    add(byAgent, step.agent, entry)
-    add(byModel, step.model, entry)
-  }
-  // Every spawn_reviewers call was paid for, even when the coordinator was retried afterwards.
-  for (const call of spawnCalls(result)) {
-    for (const report of call.reviewers) {
-      const entry = priced(report.model ?? "", { ...report.tokens, costUsd: report.costUsd })
-      add(byAgent, report.name, { input: entry.input, output: entry.output, cacheRead: entry.cacheRead, cacheWrite: entry.cacheWrite, costUsd: entry.costUsd })
-      if (report.model) add(byModel, report.model, { input: entry.input, output: entry.output, cacheRead: entry.cacheRead, cacheWrite: entry.cacheWrite, costUsd: entry.costUsd })
-    }
-  }
-  const costUsd = round(Object.values(byAgent).reduce((sum, entry) => sum + entry.costUsd, 0))
-  return { byAgent, byModel, costUsd }
-}
-
-function round(value: number): number {
-  return Math.round(value * 1e6) / 1e6
+  const items: UsageItem[] = [
+    ...result.steps.map((step) => ({ agent: step.agent, model: step.model, tokens: step, costUsd: step.costUsd })),
+    ...spawnCalls(result).flatMap((call) => call.reviewers.map((report) => ({ agent: report.name, model: report.model, tokens: report.tokens, costUsd: report.costUsd }))),
+  ]
+  return tallyUsage(items, (model) => priceOf(config, model))
 }
 
 function hintFor(result: CoordinatorResult): string | null {
@@ -351,7 +322,7 @@ function authRefusal(result: CoordinatorResult, config: { provider?: Record<stri
   const last = result.attempts.at(-1)
   const status = last?.error?.statusCode
   if (!last || (status !== 401 && status !== 403)) return null
-  const provider = last.model.includes("/") ? last.model.slice(0, last.model.indexOf("/")) : last.model
+  const provider = providerOf(last.model) ?? last.model
   const apiKey = config.provider?.[provider]?.options?.apiKey
   const reference = typeof apiKey === "string" ? /\{env:([A-Za-z_][A-Za-z0-9_]*)\}/.exec(apiKey)?.[1] : undefined
   const variables = reference ? [reference] : [...(providerKeyVariables[provider] ?? [])]

@@ -1,3 +1,4 @@
+import { providerOf } from "./model-id"
 import { providerKeyVariables } from "./provider-keys"
 
 /**
@@ -64,7 +65,7 @@ export function childEnv(input: ChildEnvInput): { env: Record<string, string>; d
   const allowed = new Set(basics)
   for (const name of Object.keys(input.parent)) if (name.startsWith("LC_")) allowed.add(name)
   for (const name of referencedVariables(input.config)) allowed.add(name)
-  const providers = new Set(input.models.map((model) => model.slice(0, model.indexOf("/"))))
+  const providers = new Set(input.models.flatMap((model) => providerOf(model) ?? []))
   for (const provider of providers) for (const name of providerVariables(provider)) allowed.add(name)
 
   const env: Record<string, string> = {}

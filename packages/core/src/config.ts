@@ -1,3 +1,4 @@
+import { modelIdSchema } from "./model-id"
 import * as z from "zod"
 import { Decision, knownCategories } from "./finding"
 import { ConfigInvalidError } from "./errors"
@@ -10,10 +11,7 @@ export type ReviewerName = z.infer<typeof ReviewerName>
 export const ModelTier = z.enum(["top", "standard", "light"])
 export type ModelTier = z.infer<typeof ModelTier>
 
-const ModelId = z
-  .string()
-  .regex(/^[^/\s]+\/\S+$/, "must be <provider>/<model>, e.g. anthropic/claude-sonnet-4-6")
-  .describe("A model as <provider>/<model>.")
+const ModelId = modelIdSchema("anthropic/claude-sonnet-4-6").describe("A model as <provider>/<model>.")
 
 const ModelChain = z
   .array(ModelId)

@@ -1,3 +1,4 @@
+import { splitModelId } from "./model-id"
 import type { OpencodeConfig } from "./opencode-config"
 
 // Context windows of the default models, used when the config's provider block gives no
@@ -15,9 +16,9 @@ export const contextWarningShare = 0.5
 
 /** The model's context window in tokens from the provider block or the known table; null when unknown. */
 export function contextWindow(config: Pick<OpencodeConfig, "provider">, model: string): number | null {
-  const slash = model.indexOf("/")
-  const provider = config.provider[model.slice(0, slash)] as { models?: Record<string, { limit?: { context?: unknown } }> } | undefined
-  const limit = provider?.models?.[model.slice(slash + 1)]?.limit?.context
+  const id = splitModelId(model)
+  const provider = config.provider[id.provider ?? ""] as { models?: Record<string, { limit?: { context?: unknown } }> } | undefined
+  const limit = provider?.models?.[id.model]?.limit?.context
   if (typeof limit === "number" && limit > 0) return limit
   return knownContext[model] ?? null
 }

@@ -1,3 +1,4 @@
+import { modelIdPattern } from "./model-id"
 import type { AgentContribution, AgentTarget, ConfigureContext, PermissionRule, PlanView, PromptSection } from "./plugin"
 import { CodeFinding, Finding, normalizeCategory } from "./finding"
 import type { Logger } from "./logger"
@@ -52,7 +53,7 @@ export function mergeContributions(into: Contributions, from: Contributions): vo
 
 const agentName = /^[a-z][a-z0-9_-]{0,63}$/
 const envName = /^[A-Za-z_][A-Za-z0-9_]*$/
-const modelId = /^[^/\s]+\/\S+$/
+const modelId = modelIdPattern
 
 /**
  * A ConfigureContext that records one plugin's calls into `store`. Calls are validated here so a

@@ -32,29 +32,6 @@ export function findingLocation(finding: { file: string; line: number | null }):
   return finding.line === null ? finding.file : `${finding.file}:${finding.line}`
 }
 
-/** The usage of a whole review: per model when recorded, else per agent, summed. */
-export function reviewUsageTotal(usage: { byModel: Record<string, UsageTotals>; byAgent: Record<string, UsageTotals> }): UsageTotals {
-  const entries = Object.keys(usage.byModel).length > 0 ? usage.byModel : usage.byAgent
-  const total: UsageTotals = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, costUsd: 0 }
-  for (const entry of Object.values(entries)) {
-    total.input += entry.input
-    total.output += entry.output
-    total.cacheRead += entry.cacheRead
-    total.cacheWrite += entry.cacheWrite
-    total.costUsd += entry.costUsd
-  }
-  return total
-}
-
-/** Token counts and cost of one agent, one model or a whole review. */
-export interface UsageTotals {
-  input: number
-  output: number
-  cacheRead: number
-  cacheWrite: number
-  costUsd: number
-}
-
 /** "1 file", "3 files". */
 export function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? "" : "s"}`

@@ -1,3 +1,4 @@
+import { ModelId } from "./model-id"
 import * as z from "zod"
 
 /** Tools a reviewer may use: reading the repository and the work dir, nothing else. */
@@ -12,7 +13,6 @@ const Action = z.enum(["allow", "deny", "ask"])
 export const Permission = z.record(z.string(), z.union([Action, z.record(z.string(), Action)]))
 export type Permission = z.infer<typeof Permission>
 
-const ModelId = z.string().regex(/^[^/\s]+\/\S+$/, "must be <provider>/<model>")
 
 /** One agent block of opencode.json, as the assembler writes it. */
 export const AgentBlock = z.strictObject({

@@ -1,3 +1,4 @@
+import { providerOf } from "./model-id"
 import { ReviewError } from "./errors"
 
 /**
@@ -51,8 +52,8 @@ export function missingProviderKeys(input: KeyCheckInput): MissingKey[] {
   const set = (name: string) => (input.env[name] ?? "") !== ""
   for (const agent of input.agents) {
     const primary = agent.models[0]
-    if (!primary || !primary.includes("/")) continue
-    const provider = primary.slice(0, primary.indexOf("/"))
+    const provider = primary ? providerOf(primary) : null
+    if (!provider) continue
     if (input.authenticated?.includes(provider)) continue
     const apiKey = input.config.provider?.[provider]?.options?.apiKey
     let problem: Omit<MissingKey, "agents"> | null = null

@@ -1,3 +1,4 @@
+import { reviewUsageTotal, ReviewUsage, type UsageEntry } from "./usage"
 import * as z from "zod"
 import { assessCoverage, capForCoverage } from "./coverage"
 import { decide, injectionLocations, mergeDuplicates } from "./decision"
@@ -41,23 +42,6 @@ export type ResolvedFinding = z.infer<typeof ResolvedFinding>
 export const PreviousFindingOutcome = ResolvedFinding.extend({ reason: z.string() })
 export type PreviousFindingOutcome = z.infer<typeof PreviousFindingOutcome>
 
-/** Tokens and cost of one agent or one model. */
-export const UsageEntry = z.object({
-  input: z.number().nonnegative(),
-  output: z.number().nonnegative(),
-  cacheRead: z.number().nonnegative(),
-  cacheWrite: z.number().nonnegative(),
-  costUsd: z.number().nonnegative(),
-})
-export type UsageEntry = z.infer<typeof UsageEntry>
-
-/** Usage of the whole review, per agent and per model, and its total cost. */
-export const ReviewUsage = z.object({
-  byAgent: z.record(z.string(), UsageEntry),
-  byModel: z.record(z.string(), UsageEntry),
-  costUsd: z.number().nonnegative(),
-})
-export type ReviewUsage = z.infer<typeof ReviewUsage>
 
 /**
  * What the review did not look at: noise files with their reason, reviewers that failed, whether
@@ -300,9 +284,7 @@ const finished = new Set(["ok", "done", "completed"])
 function usageOf(usage: ReviewRecordInput["usage"]): ReviewUsage {
   const byAgent = usage?.byAgent ?? {}
   const byModel = usage?.byModel ?? {}
-  const source = Object.keys(byModel).length > 0 ? byModel : byAgent
-  const total = Object.values(source).reduce((sum, entry) => sum + entry.costUsd, 0)
-  return { byAgent, byModel, costUsd: usage?.costUsd ?? total }
+  return { byAgent, byModel, costUsd: usage?.costUsd ?? reviewUsageTotal({ byAgent, byModel }).costUsd }
 }
 
 function normalize(text: string): string {

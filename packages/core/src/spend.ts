@@ -1,14 +1,11 @@
+import type { Price } from "./usage"
+import { splitModelId } from "./model-id"
 import type { PlannedAgent } from "./agents"
 import type { Config } from "./config"
 import type { Tier } from "./risk"
 
 /** USD per million tokens of one model. */
-export interface Price {
-  input: number
-  output: number
-  cacheRead?: number | undefined
-  cacheWrite?: number | undefined
-}
+export type { Price }
 
 // Rough shape of a review, from the seed system's numbers: each reviewer re-sends its prompt a few
 // times while it reads (system prompt and tool schemas ~4k tokens, plus what it reads of the
@@ -21,9 +18,9 @@ const outputPerAgent = 1_500
 export function priceOf(config: Pick<Config, "prices" | "provider">, model: string): Price | null {
   const configured = config.prices[model]
   if (configured) return configured
-  const slash = model.indexOf("/")
-  const provider = config.provider[model.slice(0, slash)] as { models?: Record<string, { cost?: Record<string, unknown> }> } | undefined
-  const cost = provider?.models?.[model.slice(slash + 1)]?.cost
+  const id = splitModelId(model)
+  const provider = config.provider[id.provider ?? ""] as { models?: Record<string, { cost?: Record<string, unknown> }> } | undefined
+  const cost = provider?.models?.[id.model]?.cost
   if (cost && typeof cost.input === "number" && typeof cost.output === "number") {
     return { input: cost.input, output: cost.output, cacheRead: typeof cost.cache_read === "number" ? cost.cache_read : undefined }
   }

@@ -1,3 +1,4 @@
+import { providerOf } from "@opencode-reviewer/core"
 import { createHash } from "node:crypto"
 import * as z from "zod"
 
@@ -81,10 +82,7 @@ export function gatewayProviders(input: GatewayProvidersInput): Record<string, P
 
 /** The distinct provider ids of "provider/model" ids, in first-use order (malformed ids are skipped). */
 export function usedProviders(models: readonly string[]): string[] {
-  const ids = models.flatMap((model) => {
-    const slash = model.indexOf("/")
-    return slash > 0 ? [model.slice(0, slash)] : []
-  })
+  const ids = models.flatMap((model) => providerOf(model) ?? [])
   return [...new Set(ids)]
 }
 

@@ -1,3 +1,4 @@
+import { splitModelId } from "@opencode-reviewer/core"
 import type { ReviewerConfigDocument } from "./document"
 
 /** Model chains after the document was applied, what changed (for the log), and what could not be applied. */
@@ -50,8 +51,7 @@ export function applyReviewerConfig(
 
 /** The provider id of a `<provider>/<model>` id. */
 export function providerOf(model: string): string {
-  const slash = model.indexOf("/")
-  return slash === -1 ? model : model.slice(0, slash)
+  return splitModelId(model).provider ?? model
 }
 
 /**

@@ -1,9 +1,7 @@
+import { modelIdSchema } from "@opencode-reviewer/core"
 import * as z from "zod"
 
-const ModelId = z
-  .string()
-  .regex(/^[^/\s]+\/\S+$/, "must be <provider>/<model>, e.g. openai/gpt-5.4")
-  .describe("A model as <provider>/<model>.")
+const ModelId = modelIdSchema("openai/gpt-5.4").describe("A model as <provider>/<model>.")
 
 const AgentName = z
   .string()

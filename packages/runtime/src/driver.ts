@@ -1,15 +1,11 @@
+import { addTokens, noTokens, type TokenCounts } from "@opencode-reviewer/core/usage"
+import { splitModelId } from "@opencode-reviewer/core/model-id"
 import { isSessionError, type SessionError } from "@opencode-reviewer/core/provider-errors"
 import { ChildSessionRequestError } from "./errors"
 import { readStatus, type SessionSignal } from "./events"
 
 /** Token counts of one reply or a sum of them, in the names the CLI's usage records use. */
-export interface Tokens {
-  input: number
-  output: number
-  reasoning: number
-  cacheRead: number
-  cacheWrite: number
-}
+export type Tokens = TokenCounts
 
 /** One assistant message of a child session, reduced to what the scheduler reads. */
 export interface AssistantReply {
@@ -94,9 +90,8 @@ export function createClientDriver(client: SessionClient): SessionDriver {
 
 /** Splits `provider/model` at the first slash (model ids may contain more, e.g. openrouter's). */
 export function splitModel(model: string): { providerID: string; modelID: string } {
-  const slash = model.indexOf("/")
-  if (slash <= 0) return { providerID: model, modelID: model }
-  return { providerID: model.slice(0, slash), modelID: model.slice(slash + 1) }
+  const { provider, model: modelID } = splitModelId(model)
+  return { providerID: provider ?? model, modelID }
 }
 
 /** Reads one `{info, parts}` entry of `session.messages`; [] for user messages and odd shapes. */
@@ -131,19 +126,7 @@ export function readReply(entry: unknown): AssistantReply[] {
 }
 
 /** Zero tokens. */
-export function noTokens(): Tokens {
-  return { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 }
-}
-
-/** Adds `more` into `sum` (mutates and returns `sum`). */
-export function addTokens(sum: Tokens, more: Tokens): Tokens {
-  sum.input += more.input
-  sum.output += more.output
-  sum.reasoning += more.reasoning
-  sum.cacheRead += more.cacheRead
-  sum.cacheWrite += more.cacheWrite
-  return sum
-}
+export { addTokens, noTokens }
 
 async function call(operation: string, sessionID: string | null, run: () => Promise<ClientResult<unknown>>): Promise<unknown> {
   let result: ClientResult<unknown>

@@ -1,6 +1,7 @@
 import * as z from "zod"
 import { Decision } from "@opencode-reviewer/core/finding"
-import { UsageEntry, type ReviewRecord } from "@opencode-reviewer/core/review-record"
+import type { ReviewRecord } from "@opencode-reviewer/core/review-record"
+import { UsageEntry } from "@opencode-reviewer/core/usage"
 import { Tier } from "@opencode-reviewer/core/risk"
 
 // Every schema is a plain (stripping) z.object: a field nobody listed here — a prompt, a diff, a

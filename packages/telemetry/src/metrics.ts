@@ -1,3 +1,4 @@
+import type { UsageEntry } from "@opencode-reviewer/core/usage"
 import { mkdir, rename, writeFile } from "node:fs/promises"
 import { dirname } from "node:path"
 import { silentLogger, type Logger } from "@opencode-reviewer/core/logger"
@@ -185,7 +186,7 @@ function segment(name: string, value: string): string {
   return `${name}@base64/${Buffer.from(value).toString("base64url")}`
 }
 
-function tokenKinds(entry: { input: number; output: number; cacheRead: number; cacheWrite: number }): Array<[string, number]> {
+function tokenKinds(entry: UsageEntry): Array<[string, number]> {
   return [
     ["input", entry.input],
     ["output", entry.output],

@@ -3,7 +3,7 @@ import { ROOT_CONTEXT, SpanStatusCode, trace, type Attributes, type Context, typ
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { resourceFromAttributes } from "@opentelemetry/resources"
 import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace"
-import { parseSpawnMetadata, tools, type CoordinatorResult, type ReviewRecord, type StepUsage } from "@opencode-reviewer/core"
+import { parseSpawnMetadata, providerOf, tools, type TokenCounts, type CoordinatorResult, type ReviewRecord, type StepUsage } from "@opencode-reviewer/core"
 import { Attr } from "./attributes"
 
 /** Where and how to export spans; without `endpoint` tracing is off and nothing touches the network. */
@@ -53,7 +53,7 @@ export interface ReviewerTrace {
   error: string | null
   model: string | null
   durationMs: number
-  tokens: { input: number; output: number; reasoning: number; cacheRead: number; cacheWrite: number }
+  tokens: TokenCounts
   costUsd: number
   findings: number
 }
@@ -211,8 +211,8 @@ function disabled(): Tracing {
 
 /** "anthropic/claude-sonnet-4" → provider "anthropic"; a bare model name has none. */
 function provider(model: string): Attributes {
-  const slash = model.indexOf("/")
-  return slash > 0 ? { [Attr.provider]: model.slice(0, slash) } : {}
+  const id = providerOf(model)
+  return id ? { [Attr.provider]: id } : {}
 }
 
 function markError(span: Span, error: unknown): void {

@@ -1,16 +1,8 @@
 import * as z from "zod"
 import { Finding } from "../finding"
+import { TokenCounts } from "../usage"
 import { parseProtocolJson, type ProtocolRead } from "./plan-file"
 
-/** Tokens of one reviewer's sessions, as OpenCode reports them. */
-export const ReviewerTokens = z.object({
-  input: z.number().nonnegative(),
-  output: z.number().nonnegative(),
-  reasoning: z.number().nonnegative(),
-  cacheRead: z.number().nonnegative(),
-  cacheWrite: z.number().nonnegative(),
-})
-export type ReviewerTokens = z.infer<typeof ReviewerTokens>
 
 /** What happened to one reviewer: the runtime's outcome, carried whole in the tool's metadata. */
 export const ReviewerOutcome = z.object({
@@ -26,7 +18,7 @@ export const ReviewerOutcome = z.object({
   followUps: z.number().int().nonnegative(),
   sessionIDs: z.array(z.string()),
   durationMs: z.number().nonnegative(),
-  tokens: ReviewerTokens,
+  tokens: TokenCounts,
   costUsd: z.number().nonnegative(),
   findings: z.array(Finding),
 })
