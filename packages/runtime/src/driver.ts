@@ -1,6 +1,6 @@
-import { addTokens, noTokens, type TokenCounts } from "@opencode-reviewer/core/usage"
-import { splitModelId } from "@opencode-reviewer/core/model-id"
-import { isSessionError, type SessionError } from "@opencode-reviewer/core/provider-errors"
+import { addTokens, noTokens, type TokenCounts } from "@opencode-reviewer/core/model/usage"
+import { splitModelId } from "@opencode-reviewer/core/model/model-id"
+import { isSessionError, type SessionError } from "@opencode-reviewer/core/run/provider-errors"
 import { ChildSessionRequestError } from "./errors"
 import { readStatus, type SessionSignal } from "./events"
 

@@ -1,4 +1,4 @@
-import { isSessionError, type SessionError } from "@opencode-reviewer/core/provider-errors"
+import { isSessionError, type SessionError } from "@opencode-reviewer/core/run/provider-errors"
 
 /** OpenCode's retry status: attempt number, the provider's message and when the next try starts (epoch ms). */
 export interface RetryStatus {

@@ -1,4 +1,4 @@
-import type { SessionError } from "@opencode-reviewer/core/provider-errors"
+import type { SessionError } from "@opencode-reviewer/core/run/provider-errors"
 import type { Clock } from "./clock"
 import { noTokens, type AssistantReply, type SessionDriver, type Tokens } from "./driver"
 import type { SessionSignal } from "./events"

@@ -1,7 +1,7 @@
 // The runtime package's public surface. OpenCode loads ./plugin.ts (function exports only); this
 // file is for tests and tools that need the pieces.
 export { createBreakers, selectModel, type BreakerEvent, type BreakerOptions, type Breakers, type BreakerState, type ModelChoice } from "./breaker"
-export { classifyError, describeError, isSessionError, type ErrorKind, type ErrorVerdict, type SessionError } from "@opencode-reviewer/core/provider-errors"
+export { classifyError, describeError, isSessionError, type ErrorKind, type ErrorVerdict, type SessionError } from "@opencode-reviewer/core/run/provider-errors"
 export { createManualClock, systemClock, type Clock, type ManualClock } from "./clock"
 export {
   addTokens,

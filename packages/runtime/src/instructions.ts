@@ -1,4 +1,4 @@
-import { sanitizeUntrusted } from "@opencode-reviewer/core/sanitize"
+import { sanitizeUntrusted } from "@opencode-reviewer/core/prompt/sanitize"
 
 /** What a reviewer's first message says: where the work is, and optional focus notes. */
 export interface Briefing {

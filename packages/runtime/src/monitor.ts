@@ -1,4 +1,4 @@
-import type { SessionError } from "@opencode-reviewer/core/provider-errors"
+import type { SessionError } from "@opencode-reviewer/core/run/provider-errors"
 import type { Clock } from "./clock"
 import type { SessionDriver } from "./driver"
 import { readEvent, type RetryStatus, type SessionSignal } from "./events"

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import type * as z from "zod"
-import { defaults } from "@opencode-reviewer/core/config"
+import { defaults } from "@opencode-reviewer/core/config/config"
 import { workDirVariable, workFiles } from "@opencode-reviewer/core/protocol/names"
 import { PlanFile, PlanFileAgent, PlanFileLimits } from "@opencode-reviewer/core/protocol/plan-file"
 

@@ -8,7 +8,7 @@ import { systemClock } from "./clock"
 import { createFakeDriver, type FakeBehaviour, type FakePrompt } from "./fake-driver"
 import { briefReviewer } from "./instructions"
 import { readPlanFile } from "./plan-file"
-import { defaults } from "@opencode-reviewer/core/config"
+import { defaults } from "@opencode-reviewer/core/config/config"
 import { createRuntimeHooks, sentinelFile, type SpawnMetadata } from "./runtime"
 
 let workDir: string

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest"
-import { parseFindings } from "@opencode-reviewer/core/findings-xml"
+import { parseFindings } from "@opencode-reviewer/core/judge/findings-xml"
 import { createBreakers, type Breakers } from "./breaker"
 import { createManualClock, type ManualClock } from "./clock"
 import { createFakeDriver, type FakeBehaviour, type FakePrompt } from "./fake-driver"

@@ -1,8 +1,8 @@
 // Standards documents come through core's bounded fetch; what is standards-specific is the types it
 // asks for (Markdown first, JSON for an index) and its defaults.
-import { fetchText as fetchBounded, fetchTextDefaults, type FetchTextOptions, type FetchTextResult } from "@opencode-reviewer/core/fetch-text"
+import { fetchText as fetchBounded, fetchTextDefaults, type FetchTextOptions, type FetchTextResult } from "@opencode-reviewer/core/plugin/fetch-text"
 
-export { redactUrl } from "@opencode-reviewer/core/fetch-text"
+export { redactUrl } from "@opencode-reviewer/core/plugin/fetch-text"
 
 /** How to fetch one document: an injectable fetch, a budget covering headers and body, a size cap. */
 export type FetchOptions = Omit<FetchTextOptions, "accept">

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
-import type { ReviewRecord } from "@opencode-reviewer/core/review-record"
+import type { ReviewRecord } from "@opencode-reviewer/core/judge/review-record"
 import { sampleRecord } from "./__fixtures__/review-record"
 import { createMetrics, metricNames, pushgatewayPath } from "./metrics"
 

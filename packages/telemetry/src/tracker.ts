@@ -1,4 +1,4 @@
-import { silentLogger, type Logger } from "@opencode-reviewer/core/logger"
+import { silentLogger, type Logger } from "@opencode-reviewer/core/model/logger"
 import { buildPayload, type TrackerEvent, type TrackerPayload } from "./events"
 
 /** The fetch the tracker and the metrics pusher call; the global `fetch` satisfies it. */

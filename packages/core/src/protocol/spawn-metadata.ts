@@ -1,6 +1,6 @@
 import * as z from "zod"
-import { Finding } from "../finding"
-import { TokenCounts } from "../usage"
+import { Finding } from "../model/finding"
+import { TokenCounts } from "../model/usage"
 import { parseProtocolJson, type ProtocolRead } from "./plan-file"
 
 

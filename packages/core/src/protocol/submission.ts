@@ -1,5 +1,5 @@
 import * as z from "zod"
-import { Review } from "../findings-xml"
+import { Review } from "../judge/findings-xml"
 import { parseProtocolJson, type ProtocolRead } from "./plan-file"
 import { workFiles } from "./names"
 

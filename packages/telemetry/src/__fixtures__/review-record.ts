@@ -1,4 +1,4 @@
-import type { ReviewRecord } from "@opencode-reviewer/core/review-record"
+import type { ReviewRecord } from "@opencode-reviewer/core/judge/review-record"
 
 // A review.json as buildReviewRecord produces it for a full-tier review with break glass, one failed
 // reviewer and secret-looking text in the parts telemetry must never send (bodies, summary).

@@ -1,0 +1,303 @@
+import { chmod, mkdir, rm, writeFile } from "node:fs/promises"
+import { join, relative, resolve } from "node:path"
+import { coordinatorName, reviewers as reviewerSpecs, selectAgents } from "./agents"
+import { assembleConfig, type Assembly } from "../assemble/assemble"
+import type { Change } from "./change"
+import type { Config, Limits } from "../config/config"
+import type { Contributions } from "../plugin/contributions"
+import type { CodeFinding } from "../model/finding"
+import { assignPatchFiles, parseDiff, writePatchFiles, type DiffFile } from "./diff"
+import { compileGlobs } from "./glob"
+import { runLifecycle } from "../plugin/lifecycle"
+import type { Logger } from "../model/logger"
+import { detectDiffInstructions } from "../prompt/injection"
+import { createNoiseFilter, headFromDiff, type NoiseReason } from "./noise"
+import type { PlanView, ReviewPlugin } from "../plugin/plugin"
+import { buildPrompts, clipLongLines, fileListName, type Clip, type InjectionAttempt } from "../prompt/prompt"
+import type { PromptLibrary } from "../prompt/prompt-files"
+import { assessRisk, type Tier } from "./risk"
+import { projectMechanics, readSignals } from "./signals"
+import { capSpend } from "../config/spend"
+import { contextWarning } from "../assemble/context-window"
+import { planFileText, type PlanFile } from "../protocol/plan-file"
+import { workFiles } from "../protocol/names"
+
+/** Everything planning needs; nothing here is read from the environment. */
+export interface PlanOptions {
+  change: Change
+  config: Config
+  plugins: readonly ReviewPlugin[]
+  prompts: PromptLibrary
+  repoDir: string
+  workDir: string
+  log: Logger
+  signal?: AbortSignal
+  /** More core contributions after the planned agents (the runtime plugin, the MCP server). */
+  extend?(store: Contributions, plan: PlanView): void
+}
+
+/** A diff file with the planner's verdicts. */
+export interface PlannedFile {
+  file: DiffFile
+  noise: NoiseReason | null
+  securitySensitive: boolean
+  /** Relative to the work dir; null for noise and binary files (nothing to read). */
+  patchFile: string | null
+}
+
+/** An agent of the plan with its final model chain. */
+export interface PlanAgent {
+  name: string
+  role: "coordinator" | "reviewer"
+  models: string[]
+  timeoutMinutes: number | null
+  reason: string
+}
+
+/** The result of planning: tier, agents, the assembled config and the files written to the work dir. */
+export interface ReviewPlan {
+  tier: Tier
+  reasons: string[]
+  totals: { files: number; added: number; removed: number }
+  files: PlannedFile[]
+  agents: PlanAgent[]
+  workDir: string
+  configFile: string
+  promptFile: string
+  contextFile: string
+  planFile: string
+  assembly: Assembly
+  /** Suspected prompt-injection attempts: in the MR's text (from the prompts) and in added diff lines. */
+  injection: InjectionAttempt[]
+  /**
+   * What the agents see only in part: a description over `limits.descriptionBytes`, a file list
+   * longer than the prompts carry (all in `fileListFile`), lines longer than the reviewers' read tool shows.
+   */
+  clipped: Clip[]
+  /** The work dir file listing every changed and filtered file, or null when the prompts list them all. */
+  fileListFile: string | null
+  /** Things the user should know that did not stop planning (parse problems, plugin failures). */
+  warnings: string[]
+  /** Findings plugins established by code (not by a model); merged into review.json by the CLI. */
+  findings: CodeFinding[]
+  /** Timeouts and concurrency for the later stages (from config). */
+  limits: Limits
+}
+
+/**
+ * Plans a review: parses and filters the diff, assigns the tier and agents, runs the plugin
+ * lifecycle, and writes patches, shared context, coordinator prompt and opencode.json to the work dir.
+ */
+export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
+  const { change, config, log } = options
+  const workDir = resolve(options.workDir)
+  const started = performance.now()
+  const phase = (name: string) => log.debug({ phase: name, ms: Math.round(performance.now() - started) }, "plan phase done")
+  const parsed = parseDiff(change.diff)
+  phase("parse")
+  const warnings = parsed.problems.map((problem) => `diff: ${problem}`)
+
+  const planned = await classifyFiles(parsed.files, change, config)
+  const assessment = assessRisk(
+    planned.map(({ file, noise, securitySensitive }) => ({ path: file.path, added: file.added, removed: file.removed, noise, securitySensitive })),
+    config.tiers,
+  )
+  phase("classify")
+  const signals = readSignals(planned, { security: assessment.tier === "lite" })
+  // What reviewers will read, in tokens: the patches of reviewed files (the shared context is small).
+  const changeTokens = Math.ceil(planned.reduce((sum, entry) => sum + (entry.noise === null ? entry.file.patch.length : 0), 0) / 4)
+  const spend = capSpend(assessment.tier, (tier) => selectAgents(tier, signals, config), changeTokens, config)
+  const selected = spend.agents
+  if (spend.reason) {
+    assessment.reasons.push(spend.reason)
+    warnings.push(spend.reason)
+  }
+
+  const view: PlanView = Object.freeze({
+    repoDir: options.repoDir,
+    workDir,
+    tier: assessment.tier,
+    files: Object.freeze(planned.map(({ file, noise }) => Object.freeze({ path: file.path, status: file.status, noise }))),
+    agents: Object.freeze(selected.map(({ name, role }) => Object.freeze({ name, role }))),
+    mechanics: Object.freeze(projectMechanics(planned).map((change) => Object.freeze({ ...change, paths: Object.freeze([...change.paths]) as string[] }))),
+  })
+
+  const lifecycle = await runLifecycle({
+    plugins: options.plugins,
+    plan: view,
+    log,
+    ...(options.signal ? { signal: options.signal } : {}),
+    seed(store) {
+      for (const [id, block] of Object.entries(config.provider)) store.providers.set(id, { plugin: "core", block: structuredClone(block) })
+      for (const agent of selected) {
+        const description =
+          agent.role === "coordinator"
+            ? "Review coordinator: runs the specialists, judges their findings, submits one review"
+            : (reviewerSpecs.find((spec) => spec.name === agent.name)?.description ?? agent.name)
+        const prompt = agent.role === "coordinator" ? options.prompts.coordinator : options.prompts.reviewers[agent.name]!
+        store.agents.set(agent.name, { description, prompt, models: agent.models, plugin: "core", role: agent.role })
+      }
+      options.extend?.(store, view)
+    },
+    assemble: (store) => assembleConfig(store, { workDir, sharedReviewerPrompt: options.prompts.shared }),
+  })
+  warnings.push(...lifecycle.warnings, ...lifecycle.refused)
+  phase("lifecycle")
+
+  const agents: PlanAgent[] = Object.entries(lifecycle.models).map(([name, models]) => {
+    const known = selected.find((agent) => agent.name === name)
+    return {
+      name,
+      role: name === coordinatorName ? "coordinator" : "reviewer",
+      models,
+      timeoutMinutes: known?.timeoutMinutes ?? (name === coordinatorName ? null : 5),
+      reason: known?.reason ?? "added by a plugin",
+    }
+  })
+
+  const reviewed = planned.filter((entry) => entry.noise === null)
+  const prompts = buildPrompts({
+    workDir,
+    contextFile: join(workDir, "shared-mr-context.txt"),
+    tier: assessment.tier,
+    reasons: assessment.reasons,
+    mergeRequest: change.mergeRequest,
+    comments: change.comments,
+    files: reviewed.map(({ file, securitySensitive, patchFile }) => ({
+      path: file.path,
+      oldPath: file.oldPath,
+      status: file.status,
+      binary: file.binary,
+      added: file.added,
+      removed: file.removed,
+      securitySensitive,
+      patchFile,
+    })),
+    filtered: planned.flatMap(({ file, noise }) => (noise === null ? [] : [{ path: file.path, reason: noise }])),
+    reviewers: agents.filter((agent) => agent.role === "reviewer").map(({ name, reason }) => ({ name, reason })),
+    previousReview: change.previousReview,
+    customInstructions: change.customInstructions,
+    limits: { descriptionBytes: config.limits.descriptionBytes },
+  })
+  // Said in plan.json and review.json's notes (not as warnings: nothing failed); the patches stay byte-exact.
+  const clipped = [...prompts.clipped, ...clipLongLines(reviewed.map(({ file }) => file))]
+  phase("prompts")
+  const coordinator = agents.find((agent) => agent.role === "coordinator")
+  const tooBig = coordinator ? contextWarning(lifecycle.config, coordinator.models[0]!, lifecycle.config.agent[coordinator.name]?.prompt ?? "", prompts.coordinator) : null
+  if (tooBig) warnings.push(tooBig)
+  // The diff's added lines of every reviewed file: plain-language instructions only (code that
+  // handles our XML legitimately contains boundary tags, and the diff never enters a prompt).
+  const injection = [...prompts.injection, ...detectDiffInstructions(reviewed.map(({ file }) => file))]
+  if (injection.length > 0) {
+    log.warn({ injection: injection.map(({ field, kind, excerpt }) => ({ field, kind, excerpt })) }, "suspected prompt injection in the merge request")
+  }
+
+  const files = {
+    configFile: join(workDir, "opencode.json"),
+    promptFile: join(workDir, "coordinator-prompt.xml"),
+    contextFile: join(workDir, "shared-mr-context.txt"),
+    planFile: join(workDir, workFiles.plan),
+  }
+  await prepareWorkDir(workDir, options.repoDir)
+  phase("prepare work dir")
+  await writePatchFiles(
+    workDir,
+    planned.flatMap(({ file, patchFile }) => (patchFile === null ? [] : [{ file, patchFile }])),
+  )
+  phase("write patches")
+  await writeFile(files.promptFile, prompts.coordinator)
+  await writeFile(files.contextFile, prompts.sharedContext)
+  const fileListFile = prompts.fileList === null ? null : join(workDir, fileListName)
+  if (fileListFile !== null) await writeFile(fileListFile, prompts.fileList!)
+  // opencode.json may carry provider options; keep it private to the user running the review.
+  await writeFile(files.configFile, JSON.stringify(lifecycle.config, null, 2) + "\n", { mode: 0o600 })
+  await chmod(files.configFile, 0o600)
+
+  const plan: ReviewPlan = {
+    tier: assessment.tier,
+    reasons: assessment.reasons,
+    totals: assessment.totals,
+    files: planned,
+    agents,
+    workDir,
+    ...files,
+    assembly: { config: lifecycle.config, env: lifecycle.env, models: lifecycle.models, refused: lifecycle.refused },
+    injection,
+    clipped,
+    fileListFile,
+    warnings,
+    findings: lifecycle.findings,
+    limits: config.limits,
+  }
+  await writeFile(files.planFile, planFileText(planRecord(plan)))
+  phase("write files")
+  return plan
+}
+
+/** The `plan --json` document, exactly as docs/contracts.md#plan---json specifies it. */
+export function planJson(plan: ReviewPlan) {
+  return {
+    tier: plan.tier,
+    reasons: plan.reasons,
+    totals: plan.totals,
+    files: plan.files.map(({ file, noise, securitySensitive, patchFile }) => ({
+      path: file.path,
+      oldPath: file.oldPath,
+      status: file.status,
+      binary: file.binary,
+      added: file.added,
+      removed: file.removed,
+      noise,
+      securitySensitive,
+      patchFile,
+    })),
+    agents: plan.agents.map(({ name, role, models }) => ({ name, role, model: models[0]! })),
+    workDir: plan.workDir,
+    configFile: plan.configFile,
+    promptFile: plan.promptFile,
+    contextFile: plan.contextFile,
+  }
+}
+
+// plan.json in the work dir: what later stages (the runtime plugin inside OpenCode) read. Not the
+// CLI's output contract, so it may carry more than planJson; its schema is protocol/plan-file.ts.
+function planRecord(plan: ReviewPlan): PlanFile {
+  return {
+    ...planJson(plan),
+    agents: plan.agents,
+    limits: plan.limits,
+    injection: plan.injection,
+    clipped: plan.clipped,
+    fileListFile: plan.fileListFile,
+    warnings: plan.warnings,
+    findings: plan.findings,
+  }
+}
+
+async function classifyFiles(files: DiffFile[], change: Change, config: Config): Promise<PlannedFile[]> {
+  const noise = createNoiseFilter(config.noise)
+  const sensitive = compileGlobs(config.securityPaths, { caseInsensitive: true })
+  const heads = files.map((file) => (file.binary ? "" : headFromDiff(file)))
+  const byName = files.map((file) => noise.classify(file, null))
+  const unknown = files.flatMap((file, index) => (byName[index] === null && heads[index] === null ? [file.path] : []))
+  const read = unknown.length > 0 ? await change.readHeads(unknown) : new Map<string, string>()
+  const patchNames = assignPatchFiles(files.map((file) => file.path))
+  return files.map((file, index) => {
+    const reason = byName[index] ?? noise.classify(file, heads[index] ?? read.get(file.path) ?? null)
+    const securitySensitive = sensitive.match(file.path) !== null || (file.oldPath !== file.path && sensitive.match(file.oldPath) !== null)
+    const patchFile = reason === null && !file.binary ? (patchNames.get(file.path) ?? null) : null
+    return { file, noise: reason, securitySensitive, patchFile }
+  })
+}
+
+async function prepareWorkDir(workDir: string, repoDir: string): Promise<void> {
+  await mkdir(workDir, { recursive: true })
+  // Patches and a file list from an earlier plan must not linger beside this one's.
+  await rm(join(workDir, "diff"), { recursive: true, force: true })
+  await rm(join(workDir, fileListName), { force: true })
+  await mkdir(join(workDir, "diff"), { recursive: true })
+  const inside = !relative(resolve(repoDir), workDir).startsWith("..")
+  if (inside) await writeFile(join(workDir, ".gitignore"), "*\n")
+}
+
+export * as Plan from "./plan"
