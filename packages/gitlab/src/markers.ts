@@ -1,4 +1,4 @@
-import { hiddenMarker, neutralizeForGitlab, readMarker } from "@opencode-reviewer/core/report/neutralize"
+import { hiddenMarker, neutralizeForGitlab, readMarker } from "./neutralize"
 
 /** The kinds of hidden markers the bot puts in what it posts. */
 export const markers = {

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto"
 import { mkdir, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { normalizeCategory, type Severity } from "../model/finding"
-import { removeInvisible } from "./neutralize"
+import { removeInvisible } from "./format"
 import type { ReviewFinding, ReviewRecord } from "../judge/review-record"
 
 /** Severities of GitLab's Code Quality format (docs/gitlab.md#code-quality-report). */

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest"
-import { hiddenMarker, neutralizeForGitlab, readMarker, removeInvisible } from "./neutralize"
+import { removeInvisible } from "@opencode-reviewer/core"
+import { hiddenMarker, neutralizeForGitlab, readMarker } from "./neutralize"
 
 // Gitlab::QuickActions::Extractor: after deleting every "\r", a command is "/" + name at column 0.
 const gitlabQuickAction = /^\/[a-z_]+/im

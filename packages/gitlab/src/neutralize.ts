@@ -1,4 +1,4 @@
-import { boundaryTags } from "../prompt/sanitize"
+import { boundaryTags, controlCharacters, invisibleCharacters } from "@opencode-reviewer/core"
 
 /**
  * Neutralisation of everything the bot posts on GitLab (summary, finding titles and bodies,
@@ -80,11 +80,6 @@ export function neutralizeForGitlab(input: string): Neutralized {
   return { text: out.join("\n"), changes: log.list() }
 }
 
-/** Removes zero-width, bidi-control, other invisible and control characters (tab and line breaks stay). */
-export function removeInvisible(text: string): string {
-  return text.replace(invisible, "").replace(controls, "")
-}
-
 /** `<!-- opencode-reviewer:kind -->` or `<!-- opencode-reviewer:kind=value -->`; add it after neutralising. */
 export function hiddenMarker(kind: string, value?: string): string {
   if (!markerKind.test(kind)) throw new RangeError(`marker kind ${JSON.stringify(kind)} must match ${markerKind}`)
@@ -111,9 +106,8 @@ const markerValue = /^[A-Za-z0-9:_-]+$/
 
 // Zero-width and joiner characters, bidi controls (embeddings, overrides, isolates, marks), soft
 // hyphen, Hangul fillers, word joiner and invisible operators, BOM, Unicode tag characters.
-const invisible = /[\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFEFF\uFFA0]|[\u{E0000}-\u{E007F}]/gu
-// C0 and C1 controls except tab and line feed (carriage returns are line breaks by then).
-const controls = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g
+const invisible = invisibleCharacters
+const controls = controlCharacters
 
 interface Context {
   log: ChangeLog
@@ -508,4 +502,3 @@ function plainLink(line: string, at: number, end: number, context: Context): { c
   return tail === null ? null : { close: cursor, end: cursor + 2 + tail.length }
 }
 
-export * as Neutralize from "./neutralize"
