@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import {
   assembleConfig,
   parseDiff,
-  projectMechanics,
   runLifecycle,
   silentLogger,
   type Change,
@@ -48,7 +47,7 @@ function planOf(diff: string, agents: readonly string[]): PlanView {
     tier: "full",
     files: files.map((file) => ({ path: file.path, status: file.status, noise: null })),
     agents: agents.map((name) => ({ name, role: name === "review_coordinator" ? "coordinator" : "reviewer" })),
-    mechanics: projectMechanics(files.map((file) => ({ file }))),
+    diff: files,
   }
 }
 

@@ -1,4 +1,5 @@
-import { isAgentsFile, sanitizeUntrusted, type Finding, type MechanicsChange, type PlanView, type PromptSection, type Significance } from "@opencode-reviewer/core"
+import { isAgentsFile, sanitizeUntrusted, type Finding, type PlanView, type PromptSection } from "@opencode-reviewer/core"
+import { projectMechanics, type MechanicsChange, type Significance } from "./mechanics"
 
 // The prompt sections this plugin injects. Every string that can come from the merge request (file
 // names, AGENTS.md lines quoted in findings) goes through sanitizeUntrusted; the repository's
@@ -64,7 +65,7 @@ const levelHeads: Record<Significance, string> = {
  * its significance and whether an AGENTS.md covering it (same folder or above) changed too.
  */
 export function mechanicsSection(plan: PlanView, root: { lines: number } | null): PromptSection {
-  const mechanics = plan.mechanics ?? []
+  const mechanics = projectMechanics(plan.diff.map((file) => ({ file })))
   const agentsFiles = plan.files.filter((file) => isAgentsFile(file.path))
   const editing = agentsFiles.filter((file) => file.status !== "deleted")
   const covering = (change: MechanicsChange) => {

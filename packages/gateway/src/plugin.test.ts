@@ -2,7 +2,7 @@ import { assembleConfig, OpencodeConfig, runLifecycle, silentLogger, type Contri
 import { describe, expect, test } from "vitest"
 import { gatewayPlugin } from "./plugin"
 
-const plan: PlanView = { repoDir: "/repo", workDir: "/work", tier: "full", files: [], agents: [] }
+const plan: PlanView = { repoDir: "/repo", workDir: "/work", tier: "full", files: [], agents: [], diff: [] }
 const userProviders = {
   ollama: { npm: "@ai-sdk/openai-compatible", options: { baseURL: "http://127.0.0.1:11434/v1", headers: { Authorization: "Bearer local" } }, models: { "qwen2.5-coder": {} } },
   spare: { options: { baseURL: "http://spare/v1" } },

@@ -7,6 +7,7 @@ const plan: PlanView = {
   repoDir: "/repo",
   workDir: "/work",
   tier: "full",
+  diff: [],
   files: [],
   agents: [
     { name: "review_coordinator", role: "coordinator" },

@@ -44,6 +44,7 @@ async function run(files: Record<string, string>, options: Partial<StandardsPlug
     repoDir: "/repo",
     workDir: dir,
     tier: "full",
+    diff: [],
     files: (options.changed ?? [{ path: "src/api/users.ts" }]).map(({ path, noise }) => ({ path, status: "modified", noise: noise ?? null })),
     agents: names.map((name) => ({ name, role: name === "review_coordinator" ? "coordinator" : "reviewer" })),
   }

@@ -16,7 +16,7 @@ import { buildReviewRecord, parsePlanFacts, type PlanFacts } from "./review-reco
 
 // Findings established by code: ConfigureContext.addFinding → lifecycle → plan.json → review.json.
 
-const plan: PlanView = { repoDir: "/repo", workDir: "/work", tier: "full", files: [], agents: [] }
+const plan: PlanView = { repoDir: "/repo", workDir: "/work", tier: "full", files: [], agents: [], diff: [] }
 const filler: Finding = { severity: "suggestion", file: "AGENTS.md", line: 7, category: "agents-md", title: "Generic filler", body: "Line 7 says nothing." }
 
 function seed(store: Contributions) {
@@ -134,7 +134,7 @@ describe("planReview carries code findings", () => {
   let dir = ""
   afterEach(() => rm(dir, { recursive: true, force: true }))
 
-  test("into the plan and plan.json, and gives plugins the change's mechanics", async () => {
+  test("into the plan and plan.json, and gives plugins the parsed diff", async () => {
     dir = await mkdtemp(join(tmpdir(), "ocr-code-findings-"))
     const diff =
       "diff --git a/package-lock.json b/package-lock.json\ndeleted file mode 100644\nindex 1111111..0000000\n--- a/package-lock.json\n+++ /dev/null\n@@ -1 +0,0 @@\n-{}\n" +
@@ -149,11 +149,11 @@ describe("planReview carries code findings", () => {
       customInstructions: null,
       readHeads: async () => new Map(),
     }
-    let seen: PlanView["mechanics"]
+    let seen: PlanView["diff"] = []
     const plugin: ReviewPlugin = {
       name: "checker",
       configure: async (context) => {
-        seen = context.plan.mechanics
+        seen = context.plan.diff
         context.addFinding({ ...filler, file: "src/a.ts", line: 1 })
       },
     }
@@ -162,7 +162,8 @@ describe("planReview carries code findings", () => {
     expect(result.findings).toEqual([{ plugin: "checker", finding: { ...filler, file: "src/a.ts", line: 1 } }])
     const facts = parsePlanFacts(await readFile(result.planFile, "utf8"))
     expect(facts.ok && facts.value.findings).toEqual(result.findings)
-    expect(seen).toEqual([{ kind: "package-manager", level: "high", paths: ["package-lock.json", "bun.lock"], detail: "lockfile switch (package manager changed): package-lock.json deleted, bun.lock added" }])
+    expect(seen.map((file) => [file.path, file.status])).toEqual([["package-lock.json", "deleted"], ["bun.lock", "added"], ["src/a.ts", "modified"]])
+    expect(Object.isFrozen(seen) && Object.isFrozen(seen[0])).toBe(true)
     expect(result.agents.map((agent) => agent.name)).toContain("agents-md")
   })
 })

@@ -16,7 +16,7 @@ import type { PlanView, ReviewPlugin } from "../plugin/plugin"
 import { buildPrompts, clipLongLines, fileListName, type Clip, type InjectionAttempt } from "../prompt/prompt"
 import type { PromptLibrary } from "../prompt/prompt-files"
 import { assessRisk, type Tier } from "./risk"
-import { projectMechanics, readSignals } from "./signals"
+import { readSignals } from "./signals"
 import { capSpend } from "../config/spend"
 import { contextWarning } from "../assemble/context-window"
 import { planFileText, type PlanFile } from "../protocol/plan-file"
@@ -119,7 +119,7 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     tier: assessment.tier,
     files: Object.freeze(planned.map(({ file, noise }) => Object.freeze({ path: file.path, status: file.status, noise }))),
     agents: Object.freeze(selected.map(({ name, role }) => Object.freeze({ name, role }))),
-    mechanics: Object.freeze(projectMechanics(planned).map((change) => Object.freeze({ ...change, paths: Object.freeze([...change.paths]) as string[] }))),
+    diff: Object.freeze(planned.map(({ file }) => Object.freeze(file))),
   })
 
   const lifecycle = await runLifecycle({

@@ -7,7 +7,7 @@ import { silentLogger, type Logger } from "../model/logger"
 import { readOnlyProblem, type OpencodeConfig } from "../assemble/opencode-config"
 import type { PlanView, ReviewPlugin } from "./plugin"
 
-const plan: PlanView = { repoDir: "/repo", workDir: "/work", tier: "full", files: [], agents: [] }
+const plan: PlanView = { repoDir: "/repo", workDir: "/work", tier: "full", files: [], agents: [], diff: [] }
 
 function seed(store: Contributions) {
   store.agents.set("review_coordinator", { description: "c", prompt: "COORDINATOR", models: ["fake/top"], plugin: "core", role: "coordinator" })

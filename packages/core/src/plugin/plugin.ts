@@ -2,7 +2,7 @@ import type { Finding } from "../model/finding"
 import type { Logger } from "../model/logger"
 import type { OpencodeConfig } from "../assemble/opencode-config"
 import type { Tier } from "../plan/risk"
-import type { MechanicsChange } from "../plan/signals"
+import type { DiffFile } from "../plan/diff"
 
 /** What a plugin may know about the change and the plan while it runs (read-only). */
 export interface PlanView {
@@ -11,8 +11,8 @@ export interface PlanView {
   readonly tier: Tier
   readonly files: readonly { readonly path: string; readonly status: string; readonly noise: string | null }[]
   readonly agents: readonly { readonly name: string; readonly role: "coordinator" | "reviewer" }[]
-  /** Changes to how the project is installed, built, tested or run (core's signals), noise files included. */
-  readonly mechanics?: readonly MechanicsChange[]
+  /** Every file of the parsed diff, noise included, in diff order: for plugins that read the change itself. */
+  readonly diff: readonly Readonly<DiffFile>[]
 }
 
 /** Context of `bootstrap`: fetch what configure will need. No contributions are possible yet. */

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest"
-import { parseDiff, type DiffFile } from "./diff"
-import { isAgentsFile, mechanicsKindOf, projectMechanics, readSignals, restructureRenames } from "./signals"
+import { parseDiff, type DiffFile } from "@opencode-reviewer/core"
+import { projectMechanics, restructureRenames } from "./mechanics"
 
 // projectMechanics: which project mechanics a change touches, at the significance levels of
 // docs/design-numbers.md#agentsmd-reviewer.
@@ -91,19 +91,5 @@ describe("projectMechanics", () => {
     const levels = mechanics(edited("tsconfig.json", ["a"], ["b"]), edited("biome.json", ["a"], ["b"]), edited(".gitlab-ci.yml", ["a"], ["b"])).map((change) => change.level)
     expect(levels).toEqual(["high", "medium", "low"])
   })
-
-  test("ordinary code and docs are not mechanics; AGENTS.md files are recognised at any depth", () => {
-    expect(brief(edited("src/app.ts", ["a"], ["b"]), edited("README.md", ["a"], ["b"]))).toEqual([])
-    expect(mechanicsKindOf("src/package.json.ts")).toBeNull()
-    expect(["AGENTS.md", "web/agents.md", "CLAUDE.md", "a/b/Claude.md"].every(isAgentsFile)).toBe(true)
-    expect(isAgentsFile("docs/AGENTS.md.template")).toBe(false)
-  })
 })
 
-describe("readSignals.agentsMd", () => {
-  test("still names every AGENTS.md and mechanics file, noise included, and nothing else", () => {
-    const files = [added("bun.lock", ["{}"]), edited("AGENTS.md", ["a"], ["b"]), edited("Dockerfile", ["a"], ["b"]), edited("src/app.ts", ["a"], ["b"])]
-    const signals = readSignals(files.map((file) => ({ file, noise: file.path === "bun.lock" ? "lockfile" : null })))
-    expect(signals.agentsMd).toEqual(["bun.lock", "AGENTS.md", "Dockerfile"])
-  })
-})
