@@ -9,7 +9,17 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { main } from "../packages/cli/src/main"
 import { parseFindings, renderReviewXml, type Finding } from "../packages/core/src/index"
-import { createTempRepo, findingsReply, gitEnv, startModelServer, text, toolCall, type ModelServer, type RecordedRequest, type Reply } from "../packages/testkit/src/index"
+import {
+  createTempRepo,
+  findingsReply,
+  gitEnv,
+  startModelServer,
+  text,
+  toolCall,
+  type ModelServer,
+  type RecordedRequest,
+  type Reply,
+} from "../packages/testkit/src/index"
 
 const latencyMs = Number(process.env.BENCH_LATENCY_MS ?? 3000)
 const specialists = ["security", "code-quality", "performance", "compliance", "documentation", "agents-md"]
@@ -29,18 +39,26 @@ function coordinator(request: RecordedRequest): Reply {
     const parsed = parseFindings(match[0])
     return parsed.ok ? parsed.findings : []
   })
-  if (request.toolResults.length === 1) return toolCall("review_submit_review", { review: renderReviewXml({ summary: "Bench review.", findings, answer: null }) })
+  if (request.toolResults.length === 1)
+    return toolCall("review_submit_review", {
+      review: renderReviewXml({ summary: "Bench review.", findings, answer: null }),
+    })
   return text("Submitted.")
 }
 
 // A specialist that works as a real one would: reads the shared context, then the patches of its
 // domain (two of them), then answers.
-function specialist(workDir: () => string, patches: () => string[], index: number): (request: RecordedRequest) => Reply {
+function specialist(
+  workDir: () => string,
+  patches: () => string[],
+  index: number,
+): (request: RecordedRequest) => Reply {
   return (request) => {
     const step = request.toolResults.length
     if (step === 0) return toolCall("read", { filePath: join(workDir(), "shared-mr-context.txt") })
     const own = patches()
-    if (step <= 2 && own.length > 0) return toolCall("read", { filePath: join(workDir(), own[(index * 2 + step - 1) % own.length]!) })
+    if (step <= 2 && own.length > 0)
+      return toolCall("read", { filePath: join(workDir(), own[(index * 2 + step - 1) % own.length]!) })
     return findingsReply([])
   }
 }
@@ -53,7 +71,11 @@ async function runReview(server: ModelServer, reviewers: string[], files: number
     repo.commit("init")
     repo.git("checkout", "-q", "-b", "feature")
     const module = (file: number) =>
-      Array.from({ length: 40 }, (_, line) => `export function handler${file}_${line}(input: string): string {\n  return input.trim() + "${"x".repeat(20)}"\n}`).join("\n") + "\n"
+      Array.from(
+        { length: 40 },
+        (_, line) =>
+          `export function handler${file}_${line}(input: string): string {\n  return input.trim() + "${"x".repeat(20)}"\n}`,
+      ).join("\n") + "\n"
     const written: Record<string, string> = {}
     for (let file = 0; file < files; file += 1) written[`src/auth/module${file}.ts`] = module(file)
     await repo.write(written)
@@ -63,32 +85,67 @@ async function runReview(server: ModelServer, reviewers: string[], files: number
     let workDir = ""
     let patches: string[] = []
     server.rule((request) => request.model === "coordinator", coordinator)
-    specialists.forEach((name, index) => server.rule((request) => request.model === name, specialist(() => workDir, () => patches, index)))
+    specialists.forEach((name, index) =>
+      server.rule(
+        (request) => request.model === name,
+        specialist(
+          () => workDir,
+          () => patches,
+          index,
+        ),
+      ),
+    )
 
     const config = {
       provider: {
         bench: {
           npm: "@ai-sdk/openai-compatible",
           options: { baseURL: server.url, apiKey: "bench" },
-          models: Object.fromEntries(["coordinator", ...specialists].map((name) => [name, { limit: { context: 400_000, output: 8_000 } }])),
+          models: Object.fromEntries(
+            ["coordinator", ...specialists].map((name) => [name, { limit: { context: 400_000, output: 8_000 } }]),
+          ),
         },
       },
       models: { top: ["bench/coordinator"], standard: ["bench/coordinator"], light: ["bench/coordinator"] },
-      reviewers: Object.fromEntries(specialists.map((name) => [name, reviewers.includes(name) ? { model: `bench/${name}` } : { enabled: false }])),
+      reviewers: Object.fromEntries(
+        specialists.map((name) => [name, reviewers.includes(name) ? { model: `bench/${name}` } : { enabled: false }]),
+      ),
     }
     const configFile = join(scratch, "config.json")
     await writeFile(configFile, JSON.stringify(config))
     workDir = join(scratch, "work")
-    const planned = await runCli(["plan", "--json", "--repo", repo.dir, "--config", configFile, "--work-dir", workDir], repo.dir)
-    patches = (JSON.parse(planned) as { files: { patchFile: string | null }[] }).files.flatMap((file) => (file.patchFile ? [file.patchFile] : []))
+    const planned = await runCli(
+      ["plan", "--json", "--repo", repo.dir, "--config", configFile, "--work-dir", workDir],
+      repo.dir,
+    )
+    patches = (JSON.parse(planned) as { files: { patchFile: string | null }[] }).files.flatMap((file) =>
+      file.patchFile ? [file.patchFile] : [],
+    )
 
     const before = server.requests.length
     const started = performance.now()
-    await runCli(["review", "--repo", repo.dir, "--config", configFile, "--work-dir", workDir, "--output-dir", join(scratch, "out"), "--fail-on", "significant_concerns"], repo.dir)
+    await runCli(
+      [
+        "review",
+        "--repo",
+        repo.dir,
+        "--config",
+        configFile,
+        "--work-dir",
+        workDir,
+        "--output-dir",
+        join(scratch, "out"),
+        "--fail-on",
+        "significant_concerns",
+      ],
+      repo.dir,
+    )
     const wallMs = performance.now() - started
     const requests = server.requests.slice(before).filter((request) => !request.isTitle)
     const spawn = requests.filter((request) => request.model !== "coordinator")
-    const spawnMs = Math.max(...spawn.map((request) => request.finishedAt ?? request.at)) - Math.min(...spawn.map((request) => request.at))
+    const spawnMs =
+      Math.max(...spawn.map((request) => request.finishedAt ?? request.at)) -
+      Math.min(...spawn.map((request) => request.at))
     return { wallMs, requests, diffBytes, spawnMs }
   } finally {
     await repo.remove()
@@ -121,9 +178,12 @@ function commonPrefix(a: string, b: string): number {
 }
 
 // What a provider's prompt cache sees: tool definitions, then the messages (system first).
-const input = (request: RecordedRequest) => JSON.stringify({ tools: request.body.tools ?? [], messages: request.body.messages ?? [] })
+const input = (request: RecordedRequest) =>
+  JSON.stringify({ tools: request.body.tools ?? [], messages: request.body.messages ?? [] })
 
-console.log(`\nopencode-reviewer bench, part 2: review pipeline (scripted model, ${latencyMs} ms to first byte per request)`)
+console.log(
+  `\nopencode-reviewer bench, part 2: review pipeline (scripted model, ${latencyMs} ms to first byte per request)`,
+)
 const server = await startModelServer({ latencyMs })
 try {
   const full = await runReview(server, specialists, 24)
@@ -132,7 +192,8 @@ try {
   // (a) the critical path: every coordinator request, plus the slowest specialist's chain of requests.
   const bySession = new Map<string, RecordedRequest[]>()
   for (const request of full.requests) bySession.set(request.model, [...(bySession.get(request.model) ?? []), request])
-  const duration = (requests: RecordedRequest[]) => requests.reduce((sum, request) => sum + ((request.finishedAt ?? request.at) - request.at), 0)
+  const duration = (requests: RecordedRequest[]) =>
+    requests.reduce((sum, request) => sum + ((request.finishedAt ?? request.at) - request.at), 0)
   const coordinatorMs = duration(bySession.get("coordinator") ?? [])
   const slowestMs = Math.max(...specialists.map((name) => duration(bySession.get(name) ?? [])))
   const criticalMs = coordinatorMs + slowestMs
@@ -161,15 +222,41 @@ try {
   const single = await runReview(server, ["code-quality"], 24)
 
   const rows: [string, string, string][] = [
-    ["(a) review wall time ÷ model critical path", `${(full.wallMs / criticalMs).toFixed(2)}`, `${(full.wallMs / 1000).toFixed(1)} s ÷ ${(criticalMs / 1000).toFixed(1)} s (target ≤ 1.05)`],
-    ["    model-active window ÷ critical path", `${((lastAt - firstAt) / criticalMs).toFixed(2)}`, `${((lastAt - firstAt) / 1000).toFixed(1)} s: first request to last answer, without opencode start-up`],
-    ["(b) bytes sent ÷ naive paste-the-diff baseline", `${(sentBytes / naiveBytes).toFixed(2)}`, `${(sentBytes / 1024).toFixed(0)} KiB ÷ ${(naiveBytes / 1024).toFixed(0)} KiB, diff ${(full.diffBytes / 1024).toFixed(0)} KiB (target ≤ 0.25)`],
-    ["    the same with a 4× larger change", `${(largeSent / largeNaive).toFixed(2)}`, `${(largeSent / 1024).toFixed(0)} KiB ÷ ${(largeNaive / 1024).toFixed(0)} KiB, diff ${(large.diffBytes / 1024).toFixed(0)} KiB`],
-    ["(c) request input repeating the previous prefix", `${(cacheable * 100).toFixed(1)} %`, `mean over ${shares.length} follow-up requests (target ≥ 90 %)`],
-    ["(d) seven specialists ÷ one", `${(full.spawnMs / single.spawnMs).toFixed(2)}`, `spawn_reviewers ${(full.spawnMs / 1000).toFixed(1)} s vs ${(single.spawnMs / 1000).toFixed(1)} s (target ≤ 1.3)`],
+    [
+      "(a) review wall time ÷ model critical path",
+      `${(full.wallMs / criticalMs).toFixed(2)}`,
+      `${(full.wallMs / 1000).toFixed(1)} s ÷ ${(criticalMs / 1000).toFixed(1)} s (target ≤ 1.05)`,
+    ],
+    [
+      "    model-active window ÷ critical path",
+      `${((lastAt - firstAt) / criticalMs).toFixed(2)}`,
+      `${((lastAt - firstAt) / 1000).toFixed(1)} s: first request to last answer, without opencode start-up`,
+    ],
+    [
+      "(b) bytes sent ÷ naive paste-the-diff baseline",
+      `${(sentBytes / naiveBytes).toFixed(2)}`,
+      `${(sentBytes / 1024).toFixed(0)} KiB ÷ ${(naiveBytes / 1024).toFixed(0)} KiB, diff ${(full.diffBytes / 1024).toFixed(0)} KiB (target ≤ 0.25)`,
+    ],
+    [
+      "    the same with a 4× larger change",
+      `${(largeSent / largeNaive).toFixed(2)}`,
+      `${(largeSent / 1024).toFixed(0)} KiB ÷ ${(largeNaive / 1024).toFixed(0)} KiB, diff ${(large.diffBytes / 1024).toFixed(0)} KiB`,
+    ],
+    [
+      "(c) request input repeating the previous prefix",
+      `${(cacheable * 100).toFixed(1)} %`,
+      `mean over ${shares.length} follow-up requests (target ≥ 90 %)`,
+    ],
+    [
+      "(d) seven specialists ÷ one",
+      `${(full.spawnMs / single.spawnMs).toFixed(2)}`,
+      `spawn_reviewers ${(full.spawnMs / 1000).toFixed(1)} s vs ${(single.spawnMs / 1000).toFixed(1)} s (target ≤ 1.3)`,
+    ],
   ]
   for (const [label, value, detail] of rows) console.log(`${label.padEnd(50)} ${value.padStart(8)}   ${detail}`)
-  console.log(`requests: ${full.requests.length} (coordinator ${bySession.get("coordinator")?.length ?? 0}), full-tier review on ${specialists.length} specialists`)
+  console.log(
+    `requests: ${full.requests.length} (coordinator ${bySession.get("coordinator")?.length ?? 0}), full-tier review on ${specialists.length} specialists`,
+  )
 } finally {
   await server.close()
 }

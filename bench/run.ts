@@ -44,9 +44,12 @@ const linesPerFile = 10 // 10 added + 10 removed per file = 100,000 changed line
 console.log(`opencode-reviewer bench, part 1: planning (median of ${runs} runs, wall time of the whole process)`)
 const repo = await createTempRepo("ocr-bench-")
 try {
-  const original = (file: number, line: number) => `export const value_${file}_${line} = ${line} // original line ${line}`
+  const original = (file: number, line: number) =>
+    `export const value_${file}_${line} = ${line} // original line ${line}`
   const source = (file: number, edited: boolean) =>
-    Array.from({ length: 40 }, (_, line) => (edited && line % 4 === 0 ? original(file, line).replace("original", "edited") : original(file, line))).join("\n") + "\n"
+    Array.from({ length: 40 }, (_, line) =>
+      edited && line % 4 === 0 ? original(file, line).replace("original", "edited") : original(file, line),
+    ).join("\n") + "\n"
   for (let file = 0; file < files; file += 1) {
     const dir = join(repo.dir, "src", `module${Math.floor(file / 100)}`)
     await mkdir(dir, { recursive: true })
@@ -72,7 +75,11 @@ try {
   // time (5,000 patch files; on a slow disk that is most of the wall time).
   if (existsSync("/dev/shm")) {
     const shm = await mkdtemp("/dev/shm/ocr-bench-")
-    measure("  same from git, work dir on tmpfs", ["plan", "--json", "--base", base, "--head", head, "--work-dir", shm], repo.dir)
+    measure(
+      "  same from git, work dir on tmpfs",
+      ["plan", "--json", "--base", base, "--head", head, "--work-dir", shm],
+      repo.dir,
+    )
     measure("  same from --patch, work dir on tmpfs", ["plan", "--json", "--patch", patch, "--work-dir", shm], repo.dir)
     await rm(shm, { recursive: true, force: true })
   }

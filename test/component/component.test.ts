@@ -6,7 +6,15 @@ import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { parse } from "yaml"
 import { applyModelEnv, resolveConfig } from "@opencode-reviewer/core"
-import { ComponentError, mergeIncluded, readComponent, renderComponent, resolveInputs, yamlOptions, type InputValue } from "./render"
+import {
+  ComponentError,
+  mergeIncluded,
+  readComponent,
+  renderComponent,
+  resolveInputs,
+  yamlOptions,
+  type InputValue,
+} from "./render"
 
 const root = fileURLToPath(new URL("../../", import.meta.url))
 const read = (path: string) => readFileSync(join(root, path), "utf8")
@@ -17,7 +25,10 @@ const modes = ["tree", "text"] as const
 
 type Job = Record<string, unknown> & { script: string[]; variables: Record<string, string> }
 
-function renderJob(inputs: Record<string, InputValue> = {}, mode: (typeof modes)[number] = "tree"): { name: string; job: Job } {
+function renderJob(
+  inputs: Record<string, InputValue> = {},
+  mode: (typeof modes)[number] = "tree",
+): { name: string; job: Job } {
   const config = renderComponent(templateText, inputs, mode)
   const names = Object.keys(config)
   expect(names).toHaveLength(1)
@@ -114,14 +125,22 @@ describe.each(modes)("the review component rendered by GitLab's %s interpolation
   })
 
   test("a config path and an output dir reach the variables, the artifacts and the Code Quality report", () => {
-    const { job } = renderJob({ config: "ci/my review.json", "output-dir": "build/.review", "token-variable": "REVIEW_BOT_TOKEN" }, mode)
+    const { job } = renderJob(
+      { config: "ci/my review.json", "output-dir": "build/.review", "token-variable": "REVIEW_BOT_TOKEN" },
+      mode,
+    )
     expect(job.variables.OPENCODE_REVIEWER_JOB_CONFIG).toBe("ci/my review.json")
     expect(job.variables.OPENCODE_REVIEWER_TOKEN_VARIABLE).toBe("REVIEW_BOT_TOKEN")
     expect(job.script[1]).toContain('--output-dir "build/.review"')
     expect(job.artifacts).toEqual({
       when: "always",
       expire_in: "30 days",
-      paths: ["build/.review/review.json", "build/.review/review.md", "build/.review/review.sarif", "build/.review/gl-code-quality-report.json"],
+      paths: [
+        "build/.review/review.json",
+        "build/.review/review.md",
+        "build/.review/review.sarif",
+        "build/.review/gl-code-quality-report.json",
+      ],
       reports: { codequality: "build/.review/gl-code-quality-report.json" },
     })
   })
@@ -129,15 +148,35 @@ describe.each(modes)("the review component rendered by GitLab's %s interpolation
 
 describe("input validation, as GitLab does it at pipeline creation", () => {
   const rejected: [string, Record<string, InputValue>, RegExp][] = [
-    ["a fail-on outside the options", { "fail-on": "critical" }, /`fail-on` input: `critical` cannot be used because it is not in the list of allowed options/],
-    ["an unknown input", { "fail_on": "minor_issues" }, /unknown input arguments: fail_on/],
+    [
+      "a fail-on outside the options",
+      { "fail-on": "critical" },
+      /`fail-on` input: `critical` cannot be used because it is not in the list of allowed options/,
+    ],
+    ["an unknown input", { fail_on: "minor_issues" }, /unknown input arguments: fail_on/],
     ["a string for a boolean", { "allow-failure": "true" }, /`allow-failure` input: provided value is not a boolean/],
     ["a number for a string", { version: 1 }, /`version` input: provided value is not a string/],
-    ["a version that is not semver", { version: "latest" }, /`version` input: provided value does not match required RegEx pattern/],
+    [
+      "a version that is not semver",
+      { version: "latest" },
+      /`version` input: provided value does not match required RegEx pattern/,
+    ],
     ["an absolute output dir", { "output-dir": "/tmp/review" }, /`output-dir` input: provided value does not match/],
-    ["an output dir that climbs out", { "output-dir": "out/../../etc" }, /`output-dir` input: provided value does not match/],
-    ["a token variable that is not a name", { "token-variable": "MY-TOKEN" }, /`token-variable` input: provided value does not match/],
-    ["a model chain with shell characters", { "models-top": 'a/b"; rm -rf /' }, /`models-top` input: provided value does not match/],
+    [
+      "an output dir that climbs out",
+      { "output-dir": "out/../../etc" },
+      /`output-dir` input: provided value does not match/,
+    ],
+    [
+      "a token variable that is not a name",
+      { "token-variable": "MY-TOKEN" },
+      /`token-variable` input: provided value does not match/,
+    ],
+    [
+      "a model chain with shell characters",
+      { "models-top": 'a/b"; rm -rf /' },
+      /`models-top` input: provided value does not match/,
+    ],
     ["a job name with spaces", { "job-name": "ai review" }, /`job-name` input: provided value does not match/],
   ]
   test.each(rejected)("rejects %s", (_, inputs, message) => {
@@ -149,7 +188,9 @@ describe("input validation, as GitLab does it at pipeline creation", () => {
     for (const option of ["approved", "approved_with_comments", "minor_issues", "significant_concerns"]) {
       expect(renderJob({ "fail-on": option }).job.script[1]).toContain(`--fail-on "${option}"`)
     }
-    expect(() => renderJob({ "models-top": "", "models-light": "openrouter/anthropic/claude-sonnet-4.5" })).not.toThrow()
+    expect(() =>
+      renderJob({ "models-top": "", "models-light": "openrouter/anthropic/claude-sonnet-4.5" }),
+    ).not.toThrow()
   })
 
   test("the model of GitLab's rules behaves as GitLab's own examples say", () => {
@@ -175,14 +216,27 @@ describe("input validation, as GitLab does it at pipeline creation", () => {
     }
     expect(() => renderComponent(component, {})).toThrow("`name` input: required value has not been provided")
     expect(() => renderComponent(component, { name: "n", count: 4 })).toThrow("not in the list of allowed options")
-    expect(() => renderComponent(component.replace("name:", () => "name: { type: boolean, regex: '^x$', default: true }"), {})).toThrow(
-      "RegEx validation can only be used with string inputs",
+    expect(() =>
+      renderComponent(
+        component.replace("name:", () => "name: { type: boolean, regex: '^x$', default: true }"),
+        {},
+      ),
+    ).toThrow("RegEx validation can only be used with string inputs")
+    expect(() => renderComponent(component.replace("inputs.name", "inputs.nope"), { name: "n" })).toThrow(
+      "unknown interpolation key",
     )
-    expect(() => renderComponent(component.replace("inputs.name", "inputs.nope"), { name: "n" })).toThrow("unknown interpolation key")
   })
 
   test("a model chain the component accepts is one the CLI accepts, and the other way round", () => {
-    const chains = ["anthropic/claude-opus-4-7", "a/b,c/d", " openai/gpt-5.4 , x/y:free", "openrouter/anthropic/claude-sonnet-4.5", "claude-sonnet", "a/b,,c/d", "a/b, c"]
+    const chains = [
+      "anthropic/claude-opus-4-7",
+      "a/b,c/d",
+      " openai/gpt-5.4 , x/y:free",
+      "openrouter/anthropic/claude-sonnet-4.5",
+      "claude-sonnet",
+      "a/b,,c/d",
+      "a/b, c",
+    ]
     for (const chain of chains) {
       const component = (() => {
         try {
@@ -204,7 +258,9 @@ describe("input validation, as GitLab does it at pipeline creation", () => {
       if (component) expect(cli, chain).toBe(true)
       if (!cli) expect(component, chain).toBe(false)
     }
-    expect(() => renderComponent(templateText, { "models-top": "claude-sonnet" })).toThrow("`models-top` input: provided value does not match")
+    expect(() => renderComponent(templateText, { "models-top": "claude-sonnet" })).toThrow(
+      "`models-top` input: provided value does not match",
+    )
   })
 
   test("every default of the spec passes the spec's own rules", () => {
@@ -212,7 +268,9 @@ describe("input validation, as GitLab does it at pipeline creation", () => {
     expect(() => resolveInputs(inputs, {})).not.toThrow()
     for (const [name, input] of Object.entries(inputs)) {
       expect(input.description, name).toBeTruthy()
-      expect("default" in input, `${name} must have a default: consumers include the component without inputs`).toBe(true)
+      expect("default" in input, `${name} must have a default: consumers include the component without inputs`).toBe(
+        true,
+      )
     }
   })
 })
@@ -249,7 +307,11 @@ describe("the component stays in step with the CLI and its catalog README", () =
     expect(block).not.toBeNull()
     const defined = new Set([...block![1]!.matchAll(/^\s*"?([a-z][a-z-]*)"?: \{/gm)].map((match) => match[1]!))
     expect(defined.size).toBeGreaterThan(5)
-    const used = new Set(renderJob({ config: "x.json" }).job.script.flatMap((line) => [...line.matchAll(/(?<![\w-])--([a-z][a-z-]*)/g)].map((match) => match[1]!)))
+    const used = new Set(
+      renderJob({ config: "x.json" }).job.script.flatMap((line) =>
+        [...line.matchAll(/(?<![\w-])--([a-z][a-z-]*)/g)].map((match) => match[1]!),
+      ),
+    )
     expect([...used].sort()).toEqual(["config", "fail-on", "output-dir", "vcs", "version"])
     for (const flag of used) {
       if (flag === "version") expect(main).toContain('command === "--version"')
@@ -279,7 +341,14 @@ describe("the rendered script, run the way a runner runs it", () => {
         "",
       ].join("\n")
     writeFileSync(join(stubs, "bunx"), record("bunx"))
-    writeFileSync(join(dir, "opencode-reviewer"), ['#!/bin/sh', 'if [ "$1" = "--version" ]; then echo "$STUB_CLI_VERSION"; exit 0; fi', record("cli").replace("#!/bin/sh\n", "")].join("\n"))
+    writeFileSync(
+      join(dir, "opencode-reviewer"),
+      [
+        "#!/bin/sh",
+        'if [ "$1" = "--version" ]; then echo "$STUB_CLI_VERSION"; exit 0; fi',
+        record("cli").replace("#!/bin/sh\n", ""),
+      ].join("\n"),
+    )
     chmodSync(join(stubs, "bunx"), 0o755)
     chmodSync(join(dir, "opencode-reviewer"), 0o755)
   })
@@ -322,9 +391,18 @@ describe("the rendered script, run the way a runner runs it", () => {
     const result = spawnSync("bash", [scriptFile], { cwd: out, env, encoding: "utf8" })
     const recorded = (name: string) => {
       if (!existsSync(join(out, `${name}.argv`))) return null
-      const argv = readFileSync(join(out, `${name}.argv`), "utf8").split("\0").slice(0, -1)
-      const pairs = readFileSync(join(out, `${name}.env`), "utf8").split("\0").filter(Boolean)
-      return { argv, env: Object.fromEntries(pairs.map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)])) }
+      const argv = readFileSync(join(out, `${name}.argv`), "utf8")
+        .split("\0")
+        .slice(0, -1)
+      const pairs = readFileSync(join(out, `${name}.env`), "utf8")
+        .split("\0")
+        .filter(Boolean)
+      return {
+        argv,
+        env: Object.fromEntries(
+          pairs.map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
+        ),
+      }
     }
     return { code: result.status, stderr: result.stderr, bunx: recorded("bunx"), cli: recorded("cli") }
   }
@@ -344,7 +422,16 @@ describe("the rendered script, run the way a runner runs it", () => {
     const result = run(renderJob().job, { GITLAB_TOKEN: "glpat-bot-token" })
     expect(result.code).toBe(0)
     expect(result.cli).toBeNull()
-    expect(result.bunx!.argv).toEqual([`opencode-reviewer@${cliVersion}`, "review", "--vcs", "gitlab", "--output-dir", ".opencode-reviewer", "--fail-on", "significant_concerns"])
+    expect(result.bunx!.argv).toEqual([
+      `opencode-reviewer@${cliVersion}`,
+      "review",
+      "--vcs",
+      "gitlab",
+      "--output-dir",
+      ".opencode-reviewer",
+      "--fail-on",
+      "significant_concerns",
+    ])
     expect(result.bunx!.env.GITLAB_TOKEN).toBe("glpat-bot-token")
     expect(result.bunx!.env.GIT_DEPTH).toBe("0")
     expect(result.bunx!.env.CI_MERGE_REQUEST_IID).toBe("7")
@@ -354,11 +441,25 @@ describe("the rendered script, run the way a runner runs it", () => {
   })
 
   test("a config path with a space arrives as one --config argument, and the models as env vars", () => {
-    const { job } = renderJob({ config: "ci/my review.json", "fail-on": "minor_issues", "models-top": "a/b,c/d", "models-light": "e/f" })
+    const { job } = renderJob({
+      config: "ci/my review.json",
+      "fail-on": "minor_issues",
+      "models-top": "a/b,c/d",
+      "models-light": "e/f",
+    })
     const result = run(job, { GITLAB_TOKEN: "t" })
     expect(result.code).toBe(0)
     expect(result.bunx!.argv).toEqual([
-      `opencode-reviewer@${cliVersion}`, "review", "--vcs", "gitlab", "--output-dir", ".opencode-reviewer", "--fail-on", "minor_issues", "--config", "ci/my review.json",
+      `opencode-reviewer@${cliVersion}`,
+      "review",
+      "--vcs",
+      "gitlab",
+      "--output-dir",
+      ".opencode-reviewer",
+      "--fail-on",
+      "minor_issues",
+      "--config",
+      "ci/my review.json",
     ])
     expect(result.bunx!.env.OPENCODE_REVIEWER_MODELS_TOP).toBe("a/b,c/d")
     expect(result.bunx!.env.OPENCODE_REVIEWER_MODELS_STANDARD).toBe("")
@@ -392,7 +493,17 @@ describe("the rendered script, run the way a runner runs it", () => {
     const { job } = renderJob({ config: "review.json" })
     const same = run(job, { GITLAB_TOKEN: "t" }, { preinstalled: cliVersion })
     expect(same.bunx).toBeNull()
-    expect(same.cli!.argv).toEqual(["review", "--vcs", "gitlab", "--output-dir", ".opencode-reviewer", "--fail-on", "significant_concerns", "--config", "review.json"])
+    expect(same.cli!.argv).toEqual([
+      "review",
+      "--vcs",
+      "gitlab",
+      "--output-dir",
+      ".opencode-reviewer",
+      "--fail-on",
+      "significant_concerns",
+      "--config",
+      "review.json",
+    ])
     expect(same.cli!.env.GITLAB_TOKEN).toBe("t")
     const other = run(job, { GITLAB_TOKEN: "t" }, { preinstalled: "0.0.1" })
     expect(other.cli).toBeNull()
@@ -407,10 +518,17 @@ describe("the rendered script, run the way a runner runs it", () => {
     const rendered = renderComponent(templateText, include.inputs ?? {})
     const { include: _, ...local } = consumer
     const merged = mergeIncluded(rendered, local)
-    const job = merged["opencode-review"] as Job & { id_tokens: unknown; secrets: Record<string, { vault: string; file: boolean; token: string }> }
+    const job = merged["opencode-review"] as Job & {
+      id_tokens: unknown
+      secrets: Record<string, { vault: string; file: boolean; token: string }>
+    }
     const plain = rendered["opencode-review"] as Job
     expect(job.id_tokens).toEqual({ VAULT_ID_TOKEN: { aud: "https://vault.example.com" } })
-    expect(job.secrets.REVIEW_BOT_TOKEN).toEqual({ vault: "ci/opencode-reviewer/gitlab_token@kv", file: false, token: "$VAULT_ID_TOKEN" })
+    expect(job.secrets.REVIEW_BOT_TOKEN).toEqual({
+      vault: "ci/opencode-reviewer/gitlab_token@kv",
+      file: false,
+      token: "$VAULT_ID_TOKEN",
+    })
     const { id_tokens: __, secrets: ___, ...rest } = job
     expect(rest).toEqual(plain)
     // The runner exports a Vault secret like any variable; the job hands it to the CLI.
@@ -427,10 +545,14 @@ describe("the README's examples", () => {
     const { inputs } = readComponent(templateText)
     let includes = 0
     for (const block of yamlBlocks(readme)) {
-      const config = parse(block, yamlOptions) as { include?: { component: string; inputs?: Record<string, InputValue> }[] }
+      const config = parse(block, yamlOptions) as {
+        include?: { component: string; inputs?: Record<string, InputValue> }[]
+      }
       for (const item of config.include ?? []) {
         includes++
-        expect(item.component).toMatch(/^\$CI_SERVER_FQDN\/opencode-reviewer\/opencode-reviewer\/review@(~latest|\d+\.\d+\.\d+)$/)
+        expect(item.component).toMatch(
+          /^\$CI_SERVER_FQDN\/opencode-reviewer\/opencode-reviewer\/review@(~latest|\d+\.\d+\.\d+)$/,
+        )
         expect(() => resolveInputs(inputs, item.inputs ?? {})).not.toThrow()
       }
     }
@@ -448,7 +570,9 @@ describe("the README's examples", () => {
 
 describe("the project's own pipeline", () => {
   const pipeline = parse(read(".gitlab-ci.yml"), yamlOptions) as Record<string, Record<string, unknown>>
-  const jobs = Object.entries(pipeline).filter(([name]) => !["workflow", "stages", "include", "variables", "default"].includes(name) && !name.startsWith("."))
+  const jobs = Object.entries(pipeline).filter(
+    ([name]) => !["workflow", "stages", "include", "variables", "default"].includes(name) && !name.startsWith("."),
+  )
   const tagRule = (rules: unknown) => {
     const list = rules as { if?: string }[]
     expect(list).toHaveLength(1)
@@ -470,7 +594,8 @@ describe("the project's own pipeline", () => {
     for (const [name, job] of release) {
       const pattern = tagRule(job.rules)
       for (const tag of ["1.2.3", "v0.1.0", "10.20.30"]) expect(pattern.test(tag), `${name} on ${tag}`).toBe(true)
-      for (const ref of ["1.2", "v1.2.3-rc.1", "1.2.3.4", "main", "release-1.2.3"]) expect(pattern.test(ref), `${name} on ${ref}`).toBe(false)
+      for (const ref of ["1.2", "v1.2.3-rc.1", "1.2.3.4", "main", "release-1.2.3"])
+        expect(pattern.test(ref), `${name} on ${ref}`).toBe(false)
     }
   })
 
@@ -482,7 +607,9 @@ describe("the project's own pipeline", () => {
     expect(publish).toContain('npm publish "dist/opencode-reviewer-$version.tgz"')
     const image = pipeline["container-image"]!
     expect(image.needs).toEqual(["npm-publish"])
-    expect((image.script as string[]).join("\n")).toContain('--file ci/Dockerfile --build-arg "OPENCODE_REVIEWER_VERSION=$version"')
+    expect((image.script as string[]).join("\n")).toContain(
+      '--file ci/Dockerfile --build-arg "OPENCODE_REVIEWER_VERSION=$version"',
+    )
     const release = pipeline["catalog-release"]!
     expect(release.needs).toEqual(["npm-publish", "container-image"])
     expect(release.image).toBe("registry.gitlab.com/gitlab-org/release-cli:latest")
@@ -495,7 +622,9 @@ describe("the project's own pipeline", () => {
     const rendered = renderComponent(templateText, include.inputs)
     const { include: _, ...local } = pipeline
     const merged = mergeIncluded(rendered, local)["dogfood-review"] as Job
-    expect(merged.rules).toEqual([{ if: '$CI_PIPELINE_SOURCE == "merge_request_event" && $OPENCODE_REVIEWER_DOGFOOD == "true"' }])
+    expect(merged.rules).toEqual([
+      { if: '$CI_PIPELINE_SOURCE == "merge_request_event" && $OPENCODE_REVIEWER_DOGFOOD == "true"' },
+    ])
     expect(merged.stage).toBe("test")
     expect(merged.allow_failure).toBe(true)
   })
@@ -516,7 +645,9 @@ describe("the image recipe", () => {
   })
 
   test("checks the platform binary under a name opencode-ai really ships", () => {
-    const wrapper = JSON.parse(read("packages/cli/node_modules/opencode-ai/package.json")) as { optionalDependencies: Record<string, string> }
+    const wrapper = JSON.parse(read("packages/cli/node_modules/opencode-ai/package.json")) as {
+      optionalDependencies: Record<string, string>
+    }
     for (const platform of [...dockerfile.matchAll(/platform=(linux-[a-z0-9]+)/g)].map((match) => match[1]!)) {
       expect(wrapper.optionalDependencies).toHaveProperty(`opencode-${platform}`)
     }

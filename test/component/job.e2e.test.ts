@@ -17,7 +17,10 @@ afterEach(cleanUp)
 
 const root = fileURLToPath(new URL("../../", import.meta.url))
 
-function bash(script: string, options: { cwd: string; env: Record<string, string> }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function bash(
+  script: string,
+  options: { cwd: string; env: Record<string, string> },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     // Asynchronous on purpose: the scripted model server answers from this process.
     const child = spawn("bash", [script], { cwd: options.cwd, env: options.env })
@@ -32,7 +35,12 @@ function bash(script: string, options: { cwd: string; env: Record<string, string
 
 test("the rendered job reviews a merge request: token from token-variable, --config, exit 2, every artifact in place", async () => {
   const scenario = await createScenario()
-  const fake = await startGitlabFake({ repoDir: scenario.repo.dir, sourceBranch: "feature", targetBranch: "main", title: "Add login" })
+  const fake = await startGitlabFake({
+    repoDir: scenario.repo.dir,
+    sourceBranch: "feature",
+    targetBranch: "main",
+    title: "Add login",
+  })
   cleanups.push(() => fake.close())
   const scratch = await mkdtemp(join(tmpdir(), "component-job-"))
   cleanups.push(() => rm(scratch, { recursive: true, force: true }))
@@ -43,8 +51,16 @@ test("the rendered job reviews a merge request: token from token-variable, --con
   // The runtime running this test, named `bun` as in the image (its own file may be bun.exe).
   await symlink(process.execPath, join(bin, "bun"))
 
-  const config = renderComponent(readFileSync(join(root, "templates/review/template.yml"), "utf8"), { "token-variable": "REVIEW_BOT_TOKEN", config: scenario.configFile, "output-dir": "ci-out/review" })
-  const job = config["opencode-review"] as { script: string[]; variables: Record<string, string>; artifacts: { paths: string[]; reports: { codequality: string } } }
+  const config = renderComponent(readFileSync(join(root, "templates/review/template.yml"), "utf8"), {
+    "token-variable": "REVIEW_BOT_TOKEN",
+    config: scenario.configFile,
+    "output-dir": "ci-out/review",
+  })
+  const job = config["opencode-review"] as {
+    script: string[]
+    variables: Record<string, string>
+    artifacts: { paths: string[]; reports: { codequality: string } }
+  }
   const script = join(scratch, "job.sh")
   await writeFile(script, ["set -eo pipefail", ...job.script].join("\n"))
   const result = await bash(script, {
@@ -62,7 +78,10 @@ test("the rendered job reviews a merge request: token from token-variable, --con
   const summaries = fake.state.notes.filter((note) => note.body.includes("opencode-reviewer:summary"))
   expect(summaries).toHaveLength(1)
   expect(summaries[0]!.author.username).not.toBe("alice")
-  for (const path of job.artifacts.paths) expect(await readFile(join(scenario.repo.dir, path), "utf8"), path).toBeTruthy()
-  const report = JSON.parse(await readFile(join(scenario.repo.dir, job.artifacts.reports.codequality), "utf8")) as { location: { path: string } }[]
+  for (const path of job.artifacts.paths)
+    expect(await readFile(join(scenario.repo.dir, path), "utf8"), path).toBeTruthy()
+  const report = JSON.parse(await readFile(join(scenario.repo.dir, job.artifacts.reports.codequality), "utf8")) as {
+    location: { path: string }
+  }[]
   expect(report.map((entry) => entry.location.path)).toContain("src/auth/login.ts")
 }, 120_000)

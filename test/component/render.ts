@@ -73,7 +73,10 @@ export function readComponent(text: string): ComponentFile {
 }
 
 /** Validates given inputs against the spec and returns every input's value (defaults applied). */
-export function resolveInputs(spec: Record<string, InputSpec>, given: Record<string, InputValue>): Record<string, InputValue> {
+export function resolveInputs(
+  spec: Record<string, InputSpec>,
+  given: Record<string, InputValue>,
+): Record<string, InputValue> {
   const unknown = Object.keys(given).filter((name) => !(name in spec))
   if (unknown.length > 0) throw new ComponentError(`unknown input arguments: ${unknown.join(", ")}`)
   const errors: string[] = []
@@ -97,19 +100,27 @@ function check(name: string, input: InputSpec, value: InputValue, which: "defaul
   const type = input.type ?? "string"
   const errors: string[] = []
   const typeOk =
-    type === "string" ? typeof value === "string"
-    : type === "number" ? typeof value === "number" && Number.isFinite(value)
-    : type === "boolean" ? typeof value === "boolean"
-    : Array.isArray(value)
+    type === "string"
+      ? typeof value === "string"
+      : type === "number"
+        ? typeof value === "number" && Number.isFinite(value)
+        : type === "boolean"
+          ? typeof value === "boolean"
+          : Array.isArray(value)
   if (!typeOk) return [`\`${name}\` input: ${which} value is not a${type === "array" ? "n" : ""} ${type}`]
   if (input.options !== undefined) {
-    if (type !== "string" && type !== "number") errors.push(`\`${name}\` input: Options can only be used with string and number inputs`)
-    else if (!input.options.includes(value)) errors.push(`\`${name}\` input: \`${String(value)}\` cannot be used because it is not in the list of allowed options`)
+    if (type !== "string" && type !== "number")
+      errors.push(`\`${name}\` input: Options can only be used with string and number inputs`)
+    else if (!input.options.includes(value))
+      errors.push(
+        `\`${name}\` input: \`${String(value)}\` cannot be used because it is not in the list of allowed options`,
+      )
   }
   if (input.regex !== undefined) {
     if (type !== "string") errors.push(`\`${name}\` input: RegEx validation can only be used with string inputs`)
     // GitLab uses RE2 with an unanchored match: the pattern itself must carry ^ and $.
-    else if (!new RegExp(input.regex).test(value as string)) errors.push(`\`${name}\` input: ${which} value does not match required RegEx pattern`)
+    else if (!new RegExp(input.regex).test(value as string))
+      errors.push(`\`${name}\` input: ${which} value does not match required RegEx pattern`)
   }
   return errors
 }
@@ -143,7 +154,11 @@ function interpolateNode(node: unknown, values: Record<string, InputValue>): unk
 }
 
 /** Renders a component with the given inputs into the configuration GitLab would merge into the pipeline. */
-export function renderComponent(text: string, given: Record<string, InputValue> = {}, mode: InterpolationMode = "tree"): Record<string, unknown> {
+export function renderComponent(
+  text: string,
+  given: Record<string, InputValue> = {},
+  mode: InterpolationMode = "tree",
+): Record<string, unknown> {
   const component = readComponent(text)
   const values = resolveInputs(component.inputs, given)
   if (mode === "text") {

@@ -1,7 +1,14 @@
 import { readFile } from "node:fs/promises"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { main } from "opencode-reviewer"
-import { createOpencodeSandbox, createTempRepo, gitEnv, runOpencode, type OpencodeSandbox, type TempRepo } from "@opencode-reviewer/testkit"
+import {
+  createOpencodeSandbox,
+  createTempRepo,
+  gitEnv,
+  runOpencode,
+  type OpencodeSandbox,
+  type TempRepo,
+} from "@opencode-reviewer/testkit"
 
 // The assembled opencode.json, loaded by the real opencode binary: what each agent can actually do.
 describe("assembled config under the real opencode binary", () => {
@@ -34,7 +41,10 @@ describe("assembled config under the real opencode binary", () => {
     config = await readFile(plan.configFile, "utf8")
     sandbox = await createOpencodeSandbox()
     // The first opencode run creates its SQLite schema; concurrent first runs race on the migration.
-    const warm = await runOpencode(sandbox, ["debug", "agent", "review_coordinator"], { cwd: repo.dir, env: { OPENCODE_CONFIG_CONTENT: config } })
+    const warm = await runOpencode(sandbox, ["debug", "agent", "review_coordinator"], {
+      cwd: repo.dir,
+      env: { OPENCODE_CONFIG_CONTENT: config },
+    })
     expect(warm.code, warm.stderr).toBe(0)
   }, 60_000)
 
@@ -44,13 +54,30 @@ describe("assembled config under the real opencode binary", () => {
   })
 
   const debugAgent = async (name: string) => {
-    const result = await runOpencode(sandbox, ["debug", "agent", name], { cwd: repo.dir, env: { OPENCODE_CONFIG_CONTENT: config } })
+    const result = await runOpencode(sandbox, ["debug", "agent", name], {
+      cwd: repo.dir,
+      env: { OPENCODE_CONFIG_CONTENT: config },
+    })
     expect(result.code, result.stderr).toBe(0)
-    return JSON.parse(result.stdout) as { name: string; mode: string; tools: Record<string, boolean>; model: { providerID: string; modelID: string } }
+    return JSON.parse(result.stdout) as {
+      name: string
+      mode: string
+      tools: Record<string, boolean>
+      model: { providerID: string; modelID: string }
+    }
   }
 
   test("plans all eight agents for a full-tier change with a release file", () => {
-    expect(agents).toEqual(["review_coordinator", "security", "code-quality", "performance", "compliance", "documentation", "release", "agents-md"])
+    expect(agents).toEqual([
+      "review_coordinator",
+      "security",
+      "code-quality",
+      "performance",
+      "compliance",
+      "documentation",
+      "release",
+      "agents-md",
+    ])
   })
 
   test("gives every reviewer only read tools", async () => {
@@ -64,7 +91,8 @@ describe("assembled config under the real opencode binary", () => {
         .map(([tool]) => tool)
         .sort()
       expect(enabled, name).toEqual(["glob", "grep", "read"])
-      for (const tool of ["bash", "edit", "write", "task", "webfetch", "todowrite", "skill"]) expect(agent.tools[tool], `${name}: ${tool}`).toBe(false)
+      for (const tool of ["bash", "edit", "write", "task", "webfetch", "todowrite", "skill"])
+        expect(agent.tools[tool], `${name}: ${tool}`).toBe(false)
     }
   }, 120_000)
 
@@ -77,9 +105,13 @@ describe("assembled config under the real opencode binary", () => {
   })
 
   test("leaves no built-in agent to fall back to", async () => {
-    const result = await runOpencode(sandbox, ["agent", "list"], { cwd: repo.dir, env: { OPENCODE_CONFIG_CONTENT: config } })
+    const result = await runOpencode(sandbox, ["agent", "list"], {
+      cwd: repo.dir,
+      env: { OPENCODE_CONFIG_CONTENT: config },
+    })
     expect(result.code, result.stderr).toBe(0)
-    for (const builtIn of ["build", "plan", "general", "explore"]) expect(result.stdout).not.toMatch(new RegExp(`^${builtIn}\\b`, "m"))
+    for (const builtIn of ["build", "plan", "general", "explore"])
+      expect(result.stdout).not.toMatch(new RegExp(`^${builtIn}\\b`, "m"))
     expect(result.stdout).toMatch(/^review_coordinator\b/m)
   })
 })

@@ -23,7 +23,9 @@ describe("a review nobody ran", () => {
     expect(run.record).toMatchObject({ decision: "minor_issues", coverage: { complete: false } })
     expect(run.record!.findings).toEqual([])
     // Every reviewer the plan chose is listed as failed, each with the provider's error.
-    const plan = JSON.parse(await readFile(join(scenario.outputDir, "work", "plan.json"), "utf8")) as { agents: { name: string; role: string }[] }
+    const plan = JSON.parse(await readFile(join(scenario.outputDir, "work", "plan.json"), "utf8")) as {
+      agents: { name: string; role: string }[]
+    }
     const planned = plan.agents.filter((agent) => agent.role === "reviewer").map((agent) => agent.name)
     expect(planned.length).toBeGreaterThanOrEqual(6)
     expect(run.record!.coverage.failedReviewers.map((reviewer) => reviewer.name).sort()).toEqual([...planned].sort())
@@ -53,7 +55,9 @@ describe("a review nobody ran", () => {
     expect(run.code, run.stderr).toBe(2)
     const cut = run.record!.coverage.unjudgedFindings
     expect(cut).toBeGreaterThan(0)
-    expect(run.record!.notes).toContain(`${cut} less severe reviewer findings were left out of the coordinator's input to fit OpenCode's tool output limit and not judged`)
+    expect(run.record!.notes).toContain(
+      `${cut} less severe reviewer findings were left out of the coordinator's input to fit OpenCode's tool output limit and not judged`,
+    )
     // The critical finding survived the cut (the most severe are kept first).
     expect(run.record!.findings.some((finding) => finding.severity === "critical")).toBe(true)
     expect(summaryNotes(fake)[0]!.body).toContain(`${cut} less severe reviewer findings were left out`)
@@ -63,7 +67,9 @@ describe("a review nobody ran", () => {
     const { scenario, fake, env } = await gitlabScenario()
     scenario.setReply("fake/coordinator", (request) =>
       request.toolResults.length === 0
-        ? toolCall("review_submit_review", { review: "<review><summary>Looks good to me.</summary><findings/></review>" })
+        ? toolCall("review_submit_review", {
+            review: "<review><summary>Looks good to me.</summary><findings/></review>",
+          })
         : { type: "text", text: "Submitted." },
     )
     const run = await scenario.run({ env })
@@ -81,7 +87,10 @@ describe("a review nobody ran", () => {
 
 describe("findings across pushes", () => {
   // A push that leaves the finding's code alone: a new file elsewhere.
-  async function pushElsewhere(scenario: Awaited<ReturnType<typeof gitlabScenario>>["scenario"], fake: Awaited<ReturnType<typeof gitlabScenario>>["fake"]) {
+  async function pushElsewhere(
+    scenario: Awaited<ReturnType<typeof gitlabScenario>>["scenario"],
+    fake: Awaited<ReturnType<typeof gitlabScenario>>["fake"],
+  ) {
     await scenario.repo.write({ "src/util.ts": "export const retries = 3\n" })
     scenario.repo.commit("Add a constant")
     await fake.push()
@@ -92,7 +101,10 @@ describe("findings across pushes", () => {
     await scenario.run({ env })
     const [thread] = threads(fake)
     await pushElsewhere(scenario, fake)
-    scenario.setReply("fake/security", findingsReply([{ ...sqlFinding, title: "User name concatenated into the SQL string" }]))
+    scenario.setReply(
+      "fake/security",
+      findingsReply([{ ...sqlFinding, title: "User name concatenated into the SQL string" }]),
+    )
     const run = await scenario.run({ env })
     expect(run.code, run.stderr).toBe(2)
     expect(threads(fake)).toHaveLength(1)
@@ -112,12 +124,23 @@ describe("findings across pushes", () => {
       if (request.toolResults.length === 0) return toolCall("spawn_reviewers", {})
       if (request.toolResults.length > 1) return { type: "text", text: "Submitted." }
       const id = /<review_thread id="([^"]+)"/.exec(request.lastUser)?.[1]
-      const finding = { ...sqlFinding, category: "code-quality", title: "Unparameterised query", ...(id ? { thread: id } : {}) }
-      return toolCall("review_submit_review", { review: renderReviewXml({ summary: "Still unfixed.", findings: [finding], answer: null }) })
+      const finding = {
+        ...sqlFinding,
+        category: "code-quality",
+        title: "Unparameterised query",
+        ...(id ? { thread: id } : {}),
+      }
+      return toolCall("review_submit_review", {
+        review: renderReviewXml({ summary: "Still unfixed.", findings: [finding], answer: null }),
+      })
     })
     const run = await scenario.run({ env })
     expect(run.code, run.stderr).toBe(2)
-    expect(run.record!.findings[0]).toMatchObject({ thread: thread!.id, status: "persisting", category: "code-quality" })
+    expect(run.record!.findings[0]).toMatchObject({
+      thread: thread!.id,
+      status: "persisting",
+      category: "code-quality",
+    })
     expect(threads(fake)).toHaveLength(1)
     expect(thread!.resolved).toBe(false)
   })
@@ -132,11 +155,16 @@ describe("findings across pushes", () => {
     expect(run.code, run.stderr).toBe(0)
     expect(thread!.resolved).toBe(false)
     expect(run.record!.resolved).toEqual([])
-    expect(run.record!.stillOpen).toEqual([expect.objectContaining({ id: thread!.id, reason: "not reported again, but the code at its lines did not change" })])
+    expect(run.record!.stillOpen).toEqual([
+      expect.objectContaining({
+        id: thread!.id,
+        reason: "not reported again, but the code at its lines did not change",
+      }),
+    ])
     expect(summaryNotes(fake)[0]!.body).toContain("Earlier findings still open")
   })
 
-  test("\"won't fix\" is recorded as dismissed, not as fixed", async () => {
+  test('"won\'t fix" is recorded as dismissed, not as fixed', async () => {
     const { scenario, fake, env } = await gitlabScenario()
     await scenario.run({ env })
     const [thread] = threads(fake)
@@ -145,7 +173,9 @@ describe("findings across pushes", () => {
     const run = await scenario.run({ env })
     expect(run.code, run.stderr).toBe(0)
     expect(run.record!.resolved).toEqual([])
-    expect(run.record!.dismissed).toEqual([expect.objectContaining({ id: thread!.id, reason: "accepted as it is by alice" })])
+    expect(run.record!.dismissed).toEqual([
+      expect.objectContaining({ id: thread!.id, reason: "accepted as it is by alice" }),
+    ])
     expect(thread!.resolved).toBe(true)
     expect(thread!.notes.at(-1)!.body).toContain("Dismissed, not fixed")
     expect(thread!.notes.some((note) => /fixed in/i.test(note.body))).toBe(false)
@@ -174,15 +204,23 @@ describe("GitLab moving or refusing under the review", () => {
     expect(run.code, run.stderr).toBe(0)
     expect(fake.state.approvals).toEqual([])
     expect(fake.state.requests.filter((request) => request.path.endsWith("/approve"))).toEqual([])
-    expect(run.stderr).toContain(`GitLab: not approved — the merge request moved from ${reviewed.slice(0, 8)} to ${moved.slice(0, 8)}`)
+    expect(run.stderr).toContain(
+      `GitLab: not approved — the merge request moved from ${reviewed.slice(0, 8)} to ${moved.slice(0, 8)}`,
+    )
     const summary = summaryNotes(fake)[0]!.body
     expect(summary).toContain(`this review covers ${reviewed.slice(0, 8)} only`)
     expect(summary).toContain(`head \`${reviewed.slice(0, 8)}\``)
   })
 
   for (const [name, message] of [
-    ["line_code can't be blank", `400 Bad request - Note {:line_code=>["can't be blank", "must be a valid line code"]}`],
-    ["position is incomplete", `400 Bad request - Note {:line_code=>["can't be blank", "must be a valid line code"], :position=>["is incomplete"]}`],
+    [
+      "line_code can't be blank",
+      `400 Bad request - Note {:line_code=>["can't be blank", "must be a valid line code"]}`,
+    ],
+    [
+      "position is incomplete",
+      `400 Bad request - Note {:line_code=>["can't be blank", "must be a valid line code"], :position=>["is incomplete"]}`,
+    ],
     ["an outdated position", `400 Bad request - Note {:position=>["is outdated"]}`],
   ] as const) {
     test(`GitLab refusing the DiffNote position (${name}): the finding goes into the summary, and the review says so`, async () => {
@@ -239,7 +277,9 @@ describe("a review that cannot run", () => {
   // The scripted provider's key comes from FAKE_API_KEY, as a real provider block's would.
   async function keyedScenario() {
     const setup = await gitlabScenario()
-    const config = JSON.parse(await readFile(setup.scenario.configFile, "utf8")) as { provider: { fake: { options: { apiKey: string } } } }
+    const config = JSON.parse(await readFile(setup.scenario.configFile, "utf8")) as {
+      provider: { fake: { options: { apiKey: string } } }
+    }
     config.provider.fake.options.apiKey = "{env:FAKE_API_KEY}"
     await writeFile(setup.scenario.configFile, JSON.stringify(config))
     return { ...setup, env: { ...setup.env, FAKE_API_KEY: "sk-test" } }
@@ -247,17 +287,26 @@ describe("a review that cannot run", () => {
 
   test("every model answering 401: exit 1 in seconds, the provider and the key to set named, a could-not-run note edited on the next run", async () => {
     const { scenario, fake, env } = await keyedScenario()
-    const refused = statusReply(401, { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" })
+    const refused = statusReply(401, {
+      message: "Incorrect API key provided",
+      type: "invalid_request_error",
+      code: "invalid_api_key",
+    })
     for (const model of ["coordinator", ...specialists]) scenario.setReply(`fake/${model}`, refused)
     const started = performance.now()
     const run = await scenario.run({ env })
     const seconds = (performance.now() - started) / 1000
     expect(run.code, run.stderr).toBe(1)
     expect(seconds).toBeLessThan(20)
-    expect(run.stderr).toMatch(/error: an authentication problem stopped the review: provider fake at \S+ refused the credentials \(HTTP 401\)/)
+    expect(run.stderr).toMatch(
+      /error: an authentication problem stopped the review: provider fake at \S+ refused the credentials \(HTTP 401\)/,
+    )
     expect(run.stderr).toContain("hint: set FAKE_API_KEY to a valid key for provider fake")
     expect(run.record).toBeNull()
-    expect(JSON.parse(await readFile(join(scenario.outputDir, "review-error.json"), "utf8"))).toMatchObject({ error: "ReviewRunError", hint: expect.stringContaining("FAKE_API_KEY") })
+    expect(JSON.parse(await readFile(join(scenario.outputDir, "review-error.json"), "utf8"))).toMatchObject({
+      error: "ReviewRunError",
+      hint: expect.stringContaining("FAKE_API_KEY"),
+    })
     expect(await readFile(join(scenario.outputDir, "review.md"), "utf8")).toContain("# Code review: could not run")
     expect(fake.state.approvals).toEqual([])
     const [note, ...more] = summaryNotes(fake)
@@ -276,7 +325,9 @@ describe("a review that cannot run", () => {
     const { FAKE_API_KEY: _unset, ...withoutKey } = env
     const run = await scenario.run({ env: withoutKey })
     expect(run.code, run.stderr).toBe(1)
-    expect(run.stderr).toContain("error: an authentication problem stops the review before it starts: provider fake (for review_coordinator")
+    expect(run.stderr).toContain(
+      "error: an authentication problem stops the review before it starts: provider fake (for review_coordinator",
+    )
     expect(run.stderr).toContain("the config's apiKey is {env:FAKE_API_KEY}, and FAKE_API_KEY is not set")
     expect(run.stderr).toMatch(/hint: set FAKE_API_KEY/)
     expect(scenario.server.requests).toEqual([])
@@ -285,16 +336,36 @@ describe("a review that cannot run", () => {
   })
 
   // Stand-in opencode binaries for the ways it fails to start, as a broken install or a crash would.
-  async function brokenOpencode(scenario: Awaited<ReturnType<typeof gitlabScenario>>["scenario"], script: string): Promise<string> {
+  async function brokenOpencode(
+    scenario: Awaited<ReturnType<typeof gitlabScenario>>["scenario"],
+    script: string,
+  ): Promise<string> {
     const binary = join(scenario.outputDir, "..", `opencode-${Math.random().toString(36).slice(2)}`)
     await writeFile(binary, `#!/bin/sh\n${script}\n`, { mode: 0o755 })
     return binary
   }
 
   for (const [name, make, expected] of [
-    ["the binary is missing", async () => "/nonexistent/opencode", /cannot start opencode at \/nonexistent\/opencode: ENOENT/],
-    ["it exits at once", (scenario: Parameters<typeof brokenOpencode>[0]) => brokenOpencode(scenario, 'echo "error: failed to load: libstdc++.so.6 not found" >&2\nexit 127'), /opencode exited with code 127 before printing anything: error: failed to load: libstdc\+\+/],
-    ["it crashes after its first event", (scenario: Parameters<typeof brokenOpencode>[0]) => brokenOpencode(scenario, 'cat > /dev/null\necho \'{"type":"step_start","timestamp":1,"sessionID":"ses_1","part":{"type":"step-start"}}\'\necho "Segmentation fault (core dumped)" >&2\nexit 139'), /opencode exited with code 139 after 1 event: Segmentation fault/],
+    [
+      "the binary is missing",
+      async () => "/nonexistent/opencode",
+      /cannot start opencode at \/nonexistent\/opencode: ENOENT/,
+    ],
+    [
+      "it exits at once",
+      (scenario: Parameters<typeof brokenOpencode>[0]) =>
+        brokenOpencode(scenario, 'echo "error: failed to load: libstdc++.so.6 not found" >&2\nexit 127'),
+      /opencode exited with code 127 before printing anything: error: failed to load: libstdc\+\+/,
+    ],
+    [
+      "it crashes after its first event",
+      (scenario: Parameters<typeof brokenOpencode>[0]) =>
+        brokenOpencode(
+          scenario,
+          'cat > /dev/null\necho \'{"type":"step_start","timestamp":1,"sessionID":"ses_1","part":{"type":"step-start"}}\'\necho "Segmentation fault (core dumped)" >&2\nexit 139',
+        ),
+      /opencode exited with code 139 after 1 event: Segmentation fault/,
+    ],
   ] as const) {
     test(`OpenCode cannot start (${name}): exit 1, an error naming opencode, nothing approved, local outputs say what happened`, async () => {
       const { scenario, fake, env } = await gitlabScenario()
@@ -303,7 +374,9 @@ describe("a review that cannot run", () => {
       expect(run.code, run.stderr).toBe(1)
       expect(run.stderr).toMatch(expected)
       expect(run.record).toBeNull()
-      const error = JSON.parse(await readFile(join(scenario.outputDir, "review-error.json"), "utf8")) as { message: string }
+      const error = JSON.parse(await readFile(join(scenario.outputDir, "review-error.json"), "utf8")) as {
+        message: string
+      }
       expect(error.message).toMatch(expected)
       expect(await readFile(join(scenario.outputDir, "review.md"), "utf8")).toMatch(expected)
       expect(fake.state.approvals).toEqual([])

@@ -3,7 +3,14 @@ import { mkdir, readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { createOpencodeSandbox, gitEnv, runOpencode, text, toolCall, type OpencodeSandbox } from "@opencode-reviewer/testkit"
+import {
+  createOpencodeSandbox,
+  gitEnv,
+  runOpencode,
+  text,
+  toolCall,
+  type OpencodeSandbox,
+} from "@opencode-reviewer/testkit"
 import type { ReviewRecord } from "@opencode-reviewer/core"
 import { cleanUp, createScenario, sqlFinding } from "./harness"
 
@@ -11,11 +18,23 @@ import { cleanUp, createScenario, sqlFinding } from "./harness"
 // plugin registers, a scripted model in the user's session that calls the tool, and inside the tool
 // a whole opencode-reviewer review (its own opencode child) against the same scripted model server.
 
-const plugin = pathToFileURL(join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "../../packages/local/src/fullreview-plugin.ts")).href
+const plugin = pathToFileURL(
+  join(import.meta.dirname ?? new URL(".", import.meta.url).pathname, "../../packages/local/src/fullreview-plugin.ts"),
+).href
 
 interface JsonLine {
   type: string
-  part?: { type: string; tool?: string; state?: { status: string; input?: Record<string, unknown>; output?: string; error?: string; metadata?: Record<string, unknown> } }
+  part?: {
+    type: string
+    tool?: string
+    state?: {
+      status: string
+      input?: Record<string, unknown>
+      output?: string
+      error?: string
+      metadata?: Record<string, unknown>
+    }
+  }
 }
 
 let sandbox: OpencodeSandbox
@@ -38,7 +57,10 @@ describe("/fullreview", () => {
     delete reviewConfig.provider.fake.options.apiKey
     await writeFile(scenario.configFile, JSON.stringify(reviewConfig))
     await mkdir(join(sandbox.root, "data/opencode"), { recursive: true })
-    await writeFile(join(sandbox.root, "data/opencode/auth.json"), JSON.stringify({ fake: { type: "api", key: "key-from-auth-login" } }))
+    await writeFile(
+      join(sandbox.root, "data/opencode/auth.json"),
+      JSON.stringify({ fake: { type: "api", key: "key-from-auth-login" } }),
+    )
     server.rule(
       (request) => request.model === "session",
       (request) => {
@@ -54,18 +76,29 @@ describe("/fullreview", () => {
       $schema: "https://opencode.ai/config.json",
       plugin: [plugin],
       provider: {
-        fake: { npm: "@ai-sdk/openai-compatible", options: { baseURL: server.url, apiKey: "session-key" }, models: { session: { limit: { context: 200_000, output: 8_000 } } } },
+        fake: {
+          npm: "@ai-sdk/openai-compatible",
+          options: { baseURL: server.url, apiKey: "session-key" },
+          models: { session: { limit: { context: 200_000, output: 8_000 } } },
+        },
       },
       model: "fake/session",
       small_model: "fake/session",
     }
     const run = await runOpencode(sandbox, ["run", "--format", "json", "--command", "fullreview", "main"], {
       cwd: repo.dir,
-      env: { ...gitEnv(repo.dir), OPENCODE_CONFIG_CONTENT: JSON.stringify(config), OPENCODE_REVIEWER_CONFIG: scenario.configFile },
+      env: {
+        ...gitEnv(repo.dir),
+        OPENCODE_CONFIG_CONTENT: JSON.stringify(config),
+        OPENCODE_REVIEWER_CONFIG: scenario.configFile,
+      },
       timeoutMs: 120_000,
     })
     expect(run.code, run.stderr).toBe(0)
-    const lines = run.stdout.split("\n").filter(Boolean).map((line) => JSON.parse(line) as JsonLine)
+    const lines = run.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as JsonLine)
     const call = lines.find((line) => line.part?.type === "tool" && line.part.tool === "fullreview")?.part
     expect(call?.state?.status, JSON.stringify(call)).toBe("completed")
     // The user's words reached the tool, and `main` became the base of the review.

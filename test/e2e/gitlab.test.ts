@@ -9,7 +9,6 @@ import { botNotes, cleanUp, gitlabScenario, loginSource, specialists, sqlFinding
 
 afterEach(cleanUp)
 
-
 describe("opencode-reviewer review on GitLab", () => {
   test("a critical finding: one summary note, one thread at the right line, request changes, exit 2", async () => {
     const { scenario, fake, env } = await gitlabScenario()
@@ -18,7 +17,11 @@ describe("opencode-reviewer review on GitLab", () => {
     expect(run.record!.decision).toBe("significant_concerns")
     const threads = fake.state.discussions.filter((discussion) => !discussion.individualNote)
     expect(threads).toHaveLength(1)
-    expect(threads[0]!.notes[0]!.position).toMatchObject({ new_path: "src/auth/login.ts", new_line: 2, head_sha: fake.state.versions.at(-1)!.headSha })
+    expect(threads[0]!.notes[0]!.position).toMatchObject({
+      new_path: "src/auth/login.ts",
+      new_line: 2,
+      head_sha: fake.state.versions.at(-1)!.headSha,
+    })
     const summaries = botNotes(fake).filter((note) => note.body.includes("opencode-reviewer:summary"))
     expect(summaries).toHaveLength(1)
     expect(fake.state.requestChanges.length).toBeGreaterThan(0)
@@ -30,11 +33,18 @@ describe("opencode-reviewer review on GitLab", () => {
   })
 
   test("standards come from the target branch through the tree API, and AGENTS.md code findings become threads", async () => {
-    const standard = "---\nid: ENG-001\ntitle: Bound SQL parameters\npaths: [src/**]\n---\nEvery SQL query MUST pass user input as bound parameters.\n"
+    const standard =
+      "---\nid: ENG-001\ntitle: Bound SQL parameters\npaths: [src/**]\n---\nEvery SQL query MUST pass user input as bound parameters.\n"
     const { scenario, fake, env } = await gitlabScenario({
       scenario: {
-        baseFiles: { "docs/standards/ENG-001.md": standard, "AGENTS.md": "# AGENTS.md\n\n- Run `bun test` before pushing.\n" },
-        files: { "src/auth/login.ts": loginSource, "AGENTS.md": "# AGENTS.md\n\n- Write clean code.\n- Follow best practices.\n" },
+        baseFiles: {
+          "docs/standards/ENG-001.md": standard,
+          "AGENTS.md": "# AGENTS.md\n\n- Run `bun test` before pushing.\n",
+        },
+        files: {
+          "src/auth/login.ts": loginSource,
+          "AGENTS.md": "# AGENTS.md\n\n- Write clean code.\n- Follow best practices.\n",
+        },
         config: { standards: "docs/standards" },
       },
     })
@@ -49,8 +59,13 @@ describe("opencode-reviewer review on GitLab", () => {
     expect(compliance.system).not.toContain("Write clean code.")
 
     const threads = fake.state.discussions.filter((discussion) => !discussion.individualNote)
-    const positions = threads.map((thread) => [thread.notes[0]!.position?.new_path, thread.notes[0]!.position?.new_line]).sort()
-    expect(positions).toEqual([["AGENTS.md", 3], ["src/auth/login.ts", 2]])
+    const positions = threads
+      .map((thread) => [thread.notes[0]!.position?.new_path, thread.notes[0]!.position?.new_line])
+      .sort()
+    expect(positions).toEqual([
+      ["AGENTS.md", 3],
+      ["src/auth/login.ts", 2],
+    ])
     const agentsThread = threads.find((thread) => thread.notes[0]!.position?.new_path === "AGENTS.md")!
     expect(agentsThread.notes[0]!.body).toContain("Write clean code.")
     // A re-run on the same head keeps both threads and adds none.
@@ -66,14 +81,25 @@ describe("opencode-reviewer review on GitLab", () => {
     const threadsBefore = fake.state.discussions.length
     const run = await scenario.run({ env })
     expect(run.code, run.stderr).toBe(2)
-    expect(botNotes(fake).map((note) => note.body.slice(0, 60)), JSON.stringify(botNotes(fake).map((note) => note.body.slice(0, 80)))).toHaveLength(notesBefore)
-    expect(fake.state.discussions.length, JSON.stringify(fake.state.discussions.map((discussion) => discussion.notes.map((note) => note.body.slice(0, 70))))).toBe(threadsBefore)
+    expect(
+      botNotes(fake).map((note) => note.body.slice(0, 60)),
+      JSON.stringify(botNotes(fake).map((note) => note.body.slice(0, 80))),
+    ).toHaveLength(notesBefore)
+    expect(
+      fake.state.discussions.length,
+      JSON.stringify(
+        fake.state.discussions.map((discussion) => discussion.notes.map((note) => note.body.slice(0, 70))),
+      ),
+    ).toBe(threadsBefore)
   })
 
   test("a new head that fixes the issue resolves its thread and approves with the head sha", async () => {
     const { scenario, fake, env } = await gitlabScenario()
     await scenario.run({ env })
-    await scenario.repo.write({ "src/auth/login.ts": "export function login(db, name) {\n  return db.query(\"SELECT * FROM users WHERE name = $1\", [name])\n}\n" })
+    await scenario.repo.write({
+      "src/auth/login.ts":
+        'export function login(db, name) {\n  return db.query("SELECT * FROM users WHERE name = $1", [name])\n}\n',
+    })
     scenario.repo.commit("Bind the user name")
     await fake.push()
     scenario.setReply("fake/security", findingsReply([]))
@@ -93,7 +119,11 @@ describe("opencode-reviewer review on GitLab", () => {
     expect(run.code, run.stderr).toBe(0)
     expect(run.record).toMatchObject({ decision: "approved", breakGlass: true })
     expect(fake.state.approvals.length).toBe(1)
-    expect(botNotes(fake).find((note) => note.body.includes("opencode-reviewer:summary"))!.body.toLowerCase()).toContain("break glass")
+    expect(
+      botNotes(fake)
+        .find((note) => note.body.includes("opencode-reviewer:summary"))!
+        .body.toLowerCase(),
+    ).toContain("break glass")
   })
 
   test("with only CI_JOB_TOKEN it fails and says to create a project access token", async () => {
@@ -138,7 +168,10 @@ describe("opencode-reviewer review on GitLab", () => {
       "<img src=x onerror=alert(1)> <!-- hidden -->",
     ].join("\n")
     const { scenario, fake, env } = await gitlabScenario({ description: corpus })
-    scenario.setReply("fake/security", findingsReply([{ ...sqlFinding, body: `${corpus}\nThe user name is concatenated into the query.` }]))
+    scenario.setReply(
+      "fake/security",
+      findingsReply([{ ...sqlFinding, body: `${corpus}\nThe user name is concatenated into the query.` }]),
+    )
     const run = await scenario.run({ env })
     expect(run.code, run.stderr).toBe(2)
     expect(run.record).toMatchObject({ decision: "significant_concerns", injectionSuspected: true })

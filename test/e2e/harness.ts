@@ -24,7 +24,15 @@ import {
 // Shared by the end-to-end review suites: a temp repo with a change, the scripted model playing a
 // coordinator that keeps every reviewer finding, and the CLI run in-process against the real opencode.
 
-export const specialists = ["security", "code-quality", "performance", "compliance", "documentation", "release", "agents-md"]
+export const specialists = [
+  "security",
+  "code-quality",
+  "performance",
+  "compliance",
+  "documentation",
+  "release",
+  "agents-md",
+]
 
 export interface Run {
   code: number
@@ -65,7 +73,8 @@ export const sqlFinding = {
   body: "The user name is concatenated into the query.",
 }
 
-export const loginSource = "export function login(db, name) {\n  return db.query(`SELECT * FROM users WHERE name = '${name}'`)\n}\n"
+export const loginSource =
+  "export function login(db, name) {\n  return db.query(`SELECT * FROM users WHERE name = '${name}'`)\n}\n"
 
 export interface ScenarioOptions {
   /** Extra files of the base commit on `main` (the trusted side), besides README.md and src/app.ts. */
@@ -93,7 +102,10 @@ export interface Scenario {
 export async function createScenario(options: ScenarioOptions = {}): Promise<Scenario> {
   const server = await startModelServer()
   const repo = await createTempRepo()
-  cleanups.push(() => server.close(), () => repo.remove())
+  cleanups.push(
+    () => server.close(),
+    () => repo.remove(),
+  )
   await repo.write({ "README.md": "# app\n", "src/app.ts": "export const a = 1\n", ...options.baseFiles })
   repo.commit("init")
   repo.git("checkout", "-q", "-b", "feature")
@@ -103,7 +115,12 @@ export async function createScenario(options: ScenarioOptions = {}): Promise<Sce
   const coordinator = options.coordinator ?? ["fake/coordinator"]
   const replies: Record<string, Reply | ((request: RecordedRequest) => Reply)> = {
     "fake/coordinator": judge,
-    ...Object.fromEntries(specialists.map((name) => [`fake/${name}`, findingsReply(name === "security" ? [sqlFinding] : [], { usage: { input: 1000, output: 50, cacheRead: 200 } })])),
+    ...Object.fromEntries(
+      specialists.map((name) => [
+        `fake/${name}`,
+        findingsReply(name === "security" ? [sqlFinding] : [], { usage: { input: 1000, output: 50, cacheRead: 200 } }),
+      ]),
+    ),
     ...options.replies,
   }
   // One rule per model that looks its reply up when the request arrives, so a test can change it.
@@ -122,7 +139,15 @@ export async function createScenario(options: ScenarioOptions = {}): Promise<Sce
       fake: {
         npm: "@ai-sdk/openai-compatible",
         options: { baseURL: server.url, apiKey: "test-key" },
-        models: Object.fromEntries(models.map((model) => [model, { limit: { context: options.contextLimit ?? 200_000, output: 8_000 }, cost: { input: 3, output: 15, cache_read: 0.3 } }])),
+        models: Object.fromEntries(
+          models.map((model) => [
+            model,
+            {
+              limit: { context: options.contextLimit ?? 200_000, output: 8_000 },
+              cost: { input: 3, output: 15, cache_read: 0.3 },
+            },
+          ]),
+        ),
       },
     },
     models: { top: coordinator, standard: coordinator, light: coordinator },
@@ -150,7 +175,16 @@ export async function createScenario(options: ScenarioOptions = {}): Promise<Sce
       let stdout = ""
       let stderr = ""
       const code = await main({
-        argv: ["review", "--repo", repo.dir, "--config", configFile, "--output-dir", output, ...(runOptions.args ?? [])],
+        argv: [
+          "review",
+          "--repo",
+          repo.dir,
+          "--config",
+          configFile,
+          "--output-dir",
+          output,
+          ...(runOptions.args ?? []),
+        ],
         env: { ...gitEnv(repo.dir), ...runOptions.env },
         cwd: repo.dir,
         stdout: (chunk) => void (stdout += chunk),
@@ -232,13 +266,27 @@ export async function runCli(
 ): Promise<CliRun> {
   const repoDir = options.repoDir ?? scenario.repo.dir
   const started = performance.now()
-  const child = Bun.spawn([process.execPath, cliBin, "review", "--repo", repoDir, "--config", scenario.configFile, "--output-dir", scenario.outputDir, ...(options.args ?? [])], {
-    cwd: repoDir,
-    env: { ...gitEnv(repoDir), PWD: repoDir, ...env },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  })
+  const child = Bun.spawn(
+    [
+      process.execPath,
+      cliBin,
+      "review",
+      "--repo",
+      repoDir,
+      "--config",
+      scenario.configFile,
+      "--output-dir",
+      scenario.outputDir,
+      ...(options.args ?? []),
+    ],
+    {
+      cwd: repoDir,
+      env: { ...gitEnv(repoDir), PWD: repoDir, ...env },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  )
   options.onStart?.(child.pid)
   const [stdout, stderr] = await Promise.all([drain(child.stdout), drain(child.stderr)])
   const code = await child.exited

@@ -4,9 +4,27 @@ import { createRequire } from "node:module"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterEach, describe, expect, test } from "vitest"
-import { findingsReply, gitEnv, toolCall, type GitlabFake, type RecordedRequest, type Reply } from "@opencode-reviewer/testkit"
+import {
+  findingsReply,
+  gitEnv,
+  toolCall,
+  type GitlabFake,
+  type RecordedRequest,
+  type Reply,
+} from "@opencode-reviewer/testkit"
 import { Decision } from "@opencode-reviewer/core"
-import { cleanUp, descendantsOf, gitlabScenario, judge, loginSource, runCli as harnessRunCli, summaryNotes, threads, type CliRun, type Scenario } from "./harness"
+import {
+  cleanUp,
+  descendantsOf,
+  gitlabScenario,
+  judge,
+  loginSource,
+  runCli as harnessRunCli,
+  summaryNotes,
+  threads,
+  type CliRun,
+  type Scenario,
+} from "./harness"
 
 // "Huge inputs: a 1 MB description, a 12,000-character line, a 5,000-file MR through the GitLab
 // provider: no E2BIG, peak memory of the CLI and OpenCode under 1 GB, prompts stay well-formed, and
@@ -16,7 +34,9 @@ import { cleanUp, descendantsOf, gitlabScenario, judge, loginSource, runCli as h
 afterEach(cleanUp)
 
 // fast-xml-parser is core's dependency, not the workspace root's.
-const { XMLValidator } = createRequire(fileURLToPath(new URL("../../packages/core/package.json", import.meta.url)))("fast-xml-parser") as {
+const { XMLValidator } = createRequire(fileURLToPath(new URL("../../packages/core/package.json", import.meta.url)))(
+  "fast-xml-parser",
+) as {
   XMLValidator: { validate(xml: string): true | { err: { code: string; msg: string; line: number } } }
 }
 
@@ -37,7 +57,11 @@ function memorySampler(root: number) {
         const hwmKb = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "latin1"))?.[1] ?? 0)
         const known = peaks.get(pid)
         if (known) known.hwmKb = Math.max(known.hwmKb, hwmKb)
-        else peaks.set(pid, { role: pid === root ? "cli" : roleOf(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")), hwmKb })
+        else
+          peaks.set(pid, {
+            role: pid === root ? "cli" : roleOf(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")),
+            hwmKb,
+          })
       } catch {
         // exited between the listing and the read
       }
@@ -62,12 +86,15 @@ function roleOf(command: string[]): string {
   return "other"
 }
 
-
 // The sampler of the run in progress, so the scripted coordinator can sample as it answers.
 let running: ReturnType<typeof memorySampler> | null = null
 
 /** The harness's child-process run, with the peak memory of its process tree. */
-async function runCli(scenario: Scenario, env: Record<string, string>, repoDir = scenario.repo.dir): Promise<CliRun & { peaks: Peaks }> {
+async function runCli(
+  scenario: Scenario,
+  env: Record<string, string>,
+  repoDir = scenario.repo.dir,
+): Promise<CliRun & { peaks: Peaks }> {
   const run = await harnessRunCli(scenario, env, { repoDir, onStart: (pid) => (running = memorySampler(pid)) })
   const peaks = running!.stop()
   running = null
@@ -86,22 +113,36 @@ async function workFiles(scenario: Scenario) {
     dir,
     prompt: await readFile(join(dir, "coordinator-prompt.xml"), "utf8"),
     context: await readFile(join(dir, "shared-mr-context.txt"), "utf8"),
-    plan: JSON.parse(await readFile(join(dir, "plan.json"), "utf8")) as { files: unknown[]; clipped: { what: string; detail: string }[]; fileListFile: string | null },
+    plan: JSON.parse(await readFile(join(dir, "plan.json"), "utf8")) as {
+      files: unknown[]
+      clipped: { what: string; detail: string }[]
+      fileListFile: string | null
+    },
   }
 }
 
 /** What every huge input must give: a finished review, well-formed prompts, the note everywhere it belongs, memory under 1 GB. */
-async function expectSound(name: string, run: CliRun & { peaks: Peaks }, scenario: Scenario, fake: GitlabFake, notes: string[]) {
+async function expectSound(
+  name: string,
+  run: CliRun & { peaks: Peaks },
+  scenario: Scenario,
+  fake: GitlabFake,
+  notes: string[],
+) {
   const files = await workFiles(scenario)
   console.log(
     `${name}: exit ${run.code} in ${run.ms} ms; peak RSS MB ${Object.entries(run.peaks)
       .map(([role, kb]) => `${role} ${Math.round(kb / 1024)}`)
-      .join(", ")}; coordinator prompt ${Buffer.byteLength(files.prompt)} bytes, shared context ${Buffer.byteLength(files.context)} bytes`,
+      .join(
+        ", ",
+      )}; coordinator prompt ${Buffer.byteLength(files.prompt)} bytes, shared context ${Buffer.byteLength(files.context)} bytes`,
   )
   expect(run.record, run.stderr).not.toBeNull()
   // Exit 2 at or above the default --fail-on (significant_concerns), else 0.
   const decisions = Decision.options
-  expect(run.code, run.stderr).toBe(decisions.indexOf(run.record!.decision) >= decisions.indexOf("significant_concerns") ? 2 : 0)
+  expect(run.code, run.stderr).toBe(
+    decisions.indexOf(run.record!.decision) >= decisions.indexOf("significant_concerns") ? 2 : 0,
+  )
   expect(run.stderr).not.toMatch(/E2BIG|error:|panic|Segmentation|ContextOverflow|context window/i)
   // Well-formed, and what the coordinator's model got on stdin whole.
   expect(XMLValidator.validate(files.prompt)).toBe(true)
@@ -127,22 +168,33 @@ function description(bytes: number): string {
 
 describe("huge inputs through the GitLab provider", () => {
   test("a 1 MB description: the prompts carry its first 64 KiB and the review says so", async () => {
-    const { scenario, fake, env } = await gitlabScenario({ description: description(1_048_576), scenario: { replies: { "fake/coordinator": sampledJudge } } })
+    const { scenario, fake, env } = await gitlabScenario({
+      description: description(1_048_576),
+      scenario: { replies: { "fake/coordinator": sampledJudge } },
+    })
     const run = await runCli(scenario, env)
-    const files = await expectSound("1 MB description", run, scenario, fake, ["description: 1,048,576 bytes, the first 65,536 reached the reviewers"])
+    const files = await expectSound("1 MB description", run, scenario, fake, [
+      "description: 1,048,576 bytes, the first 65,536 reached the reviewers",
+    ])
     expect(run.record!.decision).toBe("significant_concerns")
     expect(threads(fake)).toHaveLength(1)
     expect(files.prompt).toContain(`<mr_description truncated="true" bytes="1048576" shown_bytes="65536">`)
     expect(files.context).toContain(`<mr_description truncated="true" bytes="1048576" shown_bytes="65536">`)
     expect(Buffer.byteLength(files.prompt)).toBeLessThan(70_000)
-    expect(files.plan.clipped).toEqual([{ what: "description", detail: "1,048,576 bytes, the first 65,536 reached the reviewers" }])
+    expect(files.plan.clipped).toEqual([
+      { what: "description", detail: "1,048,576 bytes, the first 65,536 reached the reviewers" },
+    ])
   }, 120_000)
 
   test("limits.descriptionBytes raises the cap: the whole 1 MB description reaches the coordinator over stdin, and nothing is noted", async () => {
     const text = description(1_048_576).slice(0, -19) + "END-OF-DESCRIPTION\n"
     const { scenario, fake, env } = await gitlabScenario({
       description: text,
-      scenario: { replies: { "fake/coordinator": sampledJudge }, contextLimit: 2_000_000, config: { limits: { heartbeatSeconds: 30, descriptionBytes: 2_097_152 } } },
+      scenario: {
+        replies: { "fake/coordinator": sampledJudge },
+        contextLimit: 2_000_000,
+        config: { limits: { heartbeatSeconds: 30, descriptionBytes: 2_097_152 } },
+      },
     })
     const run = await runCli(scenario, env)
     const files = await expectSound("1 MB description, cap raised to 2 MiB", run, scenario, fake, [])
@@ -158,43 +210,67 @@ describe("huge inputs through the GitLab provider", () => {
     let readResult = ""
     // The code-quality reviewer reads the patch with OpenCode's own read tool.
     const reader = (request: RecordedRequest): Reply => {
-      if (request.toolResults.length === 0) return toolCall("read", { filePath: join(workDir, "diff", "src__big.ts.patch") })
+      if (request.toolResults.length === 0)
+        return toolCall("read", { filePath: join(workDir, "diff", "src__big.ts.patch") })
       readResult = request.toolResults[0]!.content
       return findingsReply([])
     }
-    const { scenario, fake, env } = await gitlabScenario({ scenario: { files: { "src/big.ts": source }, replies: { "fake/coordinator": sampledJudge, "fake/code-quality": reader } } })
+    const { scenario, fake, env } = await gitlabScenario({
+      scenario: {
+        files: { "src/big.ts": source },
+        replies: { "fake/coordinator": sampledJudge, "fake/code-quality": reader },
+      },
+    })
     workDir = join(scenario.outputDir, "work")
     const run = await runCli(scenario, env)
     const note = "src/big.ts line 3: 12,000 characters, reviewers saw the first 1,999"
     const files = await expectSound("12,000-character line", run, scenario, fake, [note])
     expect(run.record!.decision).toBe("approved")
-    expect(files.plan.clipped).toEqual([{ what: "src/big.ts line 3", detail: "12,000 characters, reviewers saw the first 1,999" }])
+    expect(files.plan.clipped).toEqual([
+      { what: "src/big.ts line 3", detail: "12,000 characters, reviewers saw the first 1,999" },
+    ])
     // What the read tool gave the reviewer: the patch line ("+" and the first 1,999 characters), cut where the note says.
-    expect(readResult).toContain(`\n9: +${long.slice(0, 1_999)}... (line truncated to 2000 chars)\n10: +export const d = 4\n`)
+    expect(readResult).toContain(
+      `\n9: +${long.slice(0, 1_999)}... (line truncated to 2000 chars)\n10: +export const d = 4\n`,
+    )
     // The patch itself is whole: git takes it back off the head.
     const patch = join(workDir, "diff", "src__big.ts.patch")
     expect(readFileSync(patch, "utf8")).toContain(`+${long}\n`)
-    const check = Bun.spawnSync(["git", "apply", "--check", "--reverse", patch], { cwd: scenario.repo.dir, env: gitEnv(scenario.repo.dir), stderr: "pipe" })
+    const check = Bun.spawnSync(["git", "apply", "--check", "--reverse", patch], {
+      cwd: scenario.repo.dir,
+      env: gitEnv(scenario.repo.dir),
+      stderr: "pipe",
+    })
     expect(check.exitCode, check.stderr.toString()).toBe(0)
   }, 120_000)
 
   // 5,000 small files (one commit) plus the login change the security reviewer flags.
   const manyFiles = () => ({
     "src/auth/login.ts": loginSource,
-    ...Object.fromEntries(Array.from({ length: 5000 }, (_, index) => [`src/gen/f${String(index).padStart(4, "0")}.ts`, `export const v${index} = ${index}\n`])),
+    ...Object.fromEntries(
+      Array.from({ length: 5000 }, (_, index) => [
+        `src/gen/f${String(index).padStart(4, "0")}.ts`,
+        `export const v${index} = ${index}\n`,
+      ]),
+    ),
   })
 
   test("a 5,000-file merge request read with local git: the prompts list 300 files, changed-files.xml all of them", async () => {
-    const { scenario, fake, env } = await gitlabScenario({ scenario: { files: manyFiles(), replies: { "fake/coordinator": sampledJudge } } })
+    const { scenario, fake, env } = await gitlabScenario({
+      scenario: { files: manyFiles(), replies: { "fake/coordinator": sampledJudge } },
+    })
     const run = await runCli(scenario, env)
-    const note = "file list: 5,001 changed files, the prompts list 300 (security-sensitive and largest first); every file is in changed-files.xml in the work dir"
+    const note =
+      "file list: 5,001 changed files, the prompts list 300 (security-sensitive and largest first); every file is in changed-files.xml in the work dir"
     const files = await expectSound("5,000 files, local git", run, scenario, fake, [note])
     expect(fake.state.requests.filter((request) => request.path.endsWith("/diffs"))).toHaveLength(0)
     expect(run.record!.coverage.reviewedFiles).toBe(5001)
     expect(files.plan.files).toHaveLength(5001)
     expect(run.record!.decision).toBe("significant_concerns")
     expect(threads(fake).map((thread) => thread.notes[0]!.position?.new_path)).toEqual(["src/auth/login.ts"])
-    expect(files.prompt).toContain(`<changed_files tier="full" count="5001" listed="300" full_list="changed-files.xml">`)
+    expect(files.prompt).toContain(
+      `<changed_files tier="full" count="5001" listed="300" full_list="changed-files.xml">`,
+    )
     expect(files.prompt.match(/<changed_file /g)).toHaveLength(300)
     expect(files.prompt).toContain(`path="src/auth/login.ts"`)
     expect(Buffer.byteLength(files.prompt)).toBeLessThan(50_000)
@@ -205,15 +281,22 @@ describe("huge inputs through the GitLab provider", () => {
   }, 120_000)
 
   test("a 5,000-file merge request through GitLab's /diffs: 1,000 files arrive, and the rest are named as not reviewed", async () => {
-    const { scenario, fake, env } = await gitlabScenario({ scenario: { files: manyFiles(), replies: { "fake/coordinator": sampledJudge } } })
+    const { scenario, fake, env } = await gitlabScenario({
+      scenario: { files: manyFiles(), replies: { "fake/coordinator": sampledJudge } },
+    })
     // A shallow CI checkout: the head is there, the base is not, so git cannot diff and the provider asks GitLab.
     const checkout = `${scenario.repo.dir}-shallow`
-    Bun.spawnSync(["git", "clone", "-q", "--depth", "1", "--branch", "feature", `file://${scenario.repo.dir}`, checkout], { env: gitEnv(scenario.repo.dir) })
+    Bun.spawnSync(
+      ["git", "clone", "-q", "--depth", "1", "--branch", "feature", `file://${scenario.repo.dir}`, checkout],
+      { env: gitEnv(scenario.repo.dir) },
+    )
     scenario.repo.git("-C", checkout, "rev-parse", "HEAD") // throws if the clone failed
     const run = await runCli(scenario, env, checkout)
     const pages = fake.state.requests.filter((request) => request.path.endsWith("/diffs"))
     console.log(`/diffs: ${pages.length} pages of 100 requested over ${Math.round(pages.at(-1)!.at - pages[0]!.at)} ms`)
-    const notes = ["file list: 1,000 changed files, the prompts list 300 (security-sensitive and largest first); every file is in changed-files.xml in the work dir"]
+    const notes = [
+      "file list: 1,000 changed files, the prompts list 300 (security-sensitive and largest first); every file is in changed-files.xml in the work dir",
+    ]
     const files = await expectSound("5,000 files, GitLab /diffs", run, scenario, fake, notes)
     expect(pages).toHaveLength(10)
     expect(files.plan.files).toHaveLength(1000)
@@ -223,7 +306,9 @@ describe("huge inputs through the GitLab provider", () => {
     const reason = `GitLab's /diffs stops at its diff limits, listing 1,000 of more than 1,000 changed files, changes_count "1000+"; fetch the merge request's commits, GIT_DEPTH: 0, so git reads the whole diff`
     expect(run.record!.notes).toContain(`not reviewed: every changed file after the first 1,000 (${reason})`)
     expect(run.record!.coverage.complete).toBe(false)
-    expect(run.record!.reasons).toContain("the review is incomplete: an unknown number of changed files could not be read, against 1,000 reviewed")
+    expect(run.record!.reasons).toContain(
+      "the review is incomplete: an unknown number of changed files could not be read, against 1,000 reviewed",
+    )
     const summary = summaryNotes(fake)[0]!.body
     expect(summary).toContain("GitLab sent no content for an unknown number of files past its diff limits:")
     expect(summary).toContain(`\`every changed file after the first 1,000\` — ${reason}`)

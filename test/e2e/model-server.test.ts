@@ -1,5 +1,16 @@
 import { describe, expect, onTestFinished, test } from "vitest"
-import { createOpencodeSandbox, createTempRepo, lengthReply, rateLimitReply, runOpencode, startModelServer, statusReply, text, toolCall, type ModelServer } from "@opencode-reviewer/testkit"
+import {
+  createOpencodeSandbox,
+  createTempRepo,
+  lengthReply,
+  rateLimitReply,
+  runOpencode,
+  startModelServer,
+  statusReply,
+  text,
+  toolCall,
+  type ModelServer,
+} from "@opencode-reviewer/testkit"
 
 // The scripted model server (packages/testkit) as the real opencode binary sees it: what a fake is
 // worth is what its real client makes of it. The server's own unit tests are beside it.
@@ -13,7 +24,11 @@ async function start(options?: Parameters<typeof startModelServer>[0]): Promise<
 describe("the real opencode binary against the scripted server", () => {
   const cost = { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 }
 
-  async function runAgainst(server: ModelServer, prompt: string, setup: { files?: Record<string, string>; script?: (repo: string) => void; title?: boolean } = {}) {
+  async function runAgainst(
+    server: ModelServer,
+    prompt: string,
+    setup: { files?: Record<string, string>; script?: (repo: string) => void; title?: boolean } = {},
+  ) {
     const sandbox = await createOpencodeSandbox()
     const repo = await createTempRepo()
     try {
@@ -44,9 +59,13 @@ describe("the real opencode binary against the scripted server", () => {
     }
   }
 
-  test("a text reply becomes a text event and step_finish carries the sent tokens and a cost", { timeout: 60_000 }, async () => {
+  test("a text reply becomes a text event and step_finish carries the sent tokens and a cost", {
+    timeout: 60_000,
+  }, async () => {
     const server = await start()
-    server.enqueue(text("Hello from the scripted model.", { usage: { input: 100, output: 20, cacheRead: 50, cacheWrite: 30 } }))
+    server.enqueue(
+      text("Hello from the scripted model.", { usage: { input: 100, output: 20, cacheRead: 50, cacheWrite: 30 } }),
+    )
     const run = await runAgainst(server, "Say hello")
     expect(run.code, run.stderr).toBe(0)
     expect(run.events.find((event) => event.type === "text")?.part.text).toBe("Hello from the scripted model.")
@@ -71,7 +90,10 @@ describe("the real opencode binary against the scripted server", () => {
     expect(run.code, run.stderr).toBe(0)
     const tool = run.events.find((event) => event.type === "tool_use")?.part
     expect(tool).toMatchObject({ tool: "read", callID: "call_1_0", state: { status: "completed" } })
-    expect(run.events.filter((event) => event.type === "step_finish").map((event) => event.part.reason)).toEqual(["tool-calls", "stop"])
+    expect(run.events.filter((event) => event.type === "step_finish").map((event) => event.part.reason)).toEqual([
+      "tool-calls",
+      "stop",
+    ])
     expect(run.events.find((event) => event.type === "text")?.part.text).toBe("The answer is 42.")
     expect(server.requests).toHaveLength(2)
     expect(server.requests[1]?.toolResults).toHaveLength(1)
@@ -111,7 +133,9 @@ describe("the real opencode binary against the scripted server", () => {
     expect((server.requests[1]?.at ?? 0) - (server.requests[0]?.finishedAt ?? 0)).toBeLessThan(1_900)
   })
 
-  test("without --title the title request is answered automatically and leaves the queue alone", { timeout: 60_000 }, async () => {
+  test("without --title the title request is answered automatically and leaves the queue alone", {
+    timeout: 60_000,
+  }, async () => {
     const server = await start()
     server.enqueue(text("the real answer"))
     const run = await runAgainst(server, "Explain the README", { title: false })

@@ -9,7 +9,11 @@ export interface LocalRegistry {
   close(): Promise<void>
 }
 
-export async function startLocalRegistry(options: { tarball: string; manifest: Record<string, unknown>; upstream?: string }): Promise<LocalRegistry> {
+export async function startLocalRegistry(options: {
+  tarball: string
+  manifest: Record<string, unknown>
+  upstream?: string
+}): Promise<LocalRegistry> {
   const upstream = options.upstream ?? "https://registry.npmjs.org"
   const bytes = new Uint8Array(await Bun.file(options.tarball).arrayBuffer())
   const name = String(options.manifest.name)
@@ -27,11 +31,21 @@ export async function startLocalRegistry(options: { tarball: string; manifest: R
       requests.push(url.pathname)
       if (url.pathname === `/${name}`) {
         const tarball = `${url.origin}/${name}/-/${name}-${version}.tgz`
-        return Response.json({ name, "dist-tags": { latest: version }, versions: { [version]: { ...options.manifest, dist: { ...dist, tarball } } } })
+        return Response.json({
+          name,
+          "dist-tags": { latest: version },
+          versions: { [version]: { ...options.manifest, dist: { ...dist, tarball } } },
+        })
       }
-      if (url.pathname === `/${name}/-/${name}-${version}.tgz`) return new Response(bytes, { headers: { "content-type": "application/octet-stream" } })
-      const answer = await fetch(`${upstream}${url.pathname}`, { headers: { accept: request.headers.get("accept") ?? "application/json" } })
-      return new Response(answer.body, { status: answer.status, headers: { "content-type": answer.headers.get("content-type") ?? "application/json" } })
+      if (url.pathname === `/${name}/-/${name}-${version}.tgz`)
+        return new Response(bytes, { headers: { "content-type": "application/octet-stream" } })
+      const answer = await fetch(`${upstream}${url.pathname}`, {
+        headers: { accept: request.headers.get("accept") ?? "application/json" },
+      })
+      return new Response(answer.body, {
+        status: answer.status,
+        headers: { "content-type": answer.headers.get("content-type") ?? "application/json" },
+      })
     },
   })
   return { url: server.url.href, requests, close: async () => void server.stop(true) }

@@ -3,7 +3,14 @@ import { homedir, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { createOpencodeSandbox, gitEnv, runOpencode, text, toolCall, type OpencodeSandbox } from "@opencode-reviewer/testkit"
+import {
+  createOpencodeSandbox,
+  gitEnv,
+  runOpencode,
+  text,
+  toolCall,
+  type OpencodeSandbox,
+} from "@opencode-reviewer/testkit"
 import type { ReviewRecord } from "@opencode-reviewer/core"
 import { cleanUp, createScenario, sqlFinding } from "./harness"
 import { startLocalRegistry, type LocalRegistry } from "./npm-registry"
@@ -16,7 +23,10 @@ import { startLocalRegistry, type LocalRegistry } from "./npm-registry"
 // (or Bun's cache); no install script runs, as under npm 11.
 
 const root = fileURLToPath(new URL("../../", import.meta.url))
-const manifest = JSON.parse(await readFile(join(root, "packages/cli/package.json"), "utf8")) as { version: string; dependencies: Record<string, string> }
+const manifest = JSON.parse(await readFile(join(root, "packages/cli/package.json"), "utf8")) as {
+  version: string
+  dependencies: Record<string, string>
+}
 
 let fresh: string
 let installed: string
@@ -31,7 +41,11 @@ async function bunx(args: string[], options: { cwd?: string; env?: Record<string
     stdout: "pipe",
     stderr: "pipe",
   })
-  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ])
   return { code, stdout, stderr }
 }
 
@@ -47,7 +61,12 @@ beforeAll(async () => {
   })
   const first = await bunx(["--version"])
   if (first.code !== 0) throw new Error(`bunx opencode-reviewer@${manifest.version} failed: ${first.stderr}`)
-  installed = join(fresh, "tmp", `bunx-${process.getuid?.() ?? 0}-opencode-reviewer@${manifest.version}`, "node_modules")
+  installed = join(
+    fresh,
+    "tmp",
+    `bunx-${process.getuid?.() ?? 0}-opencode-reviewer@${manifest.version}`,
+    "node_modules",
+  )
   sandbox = await createOpencodeSandbox()
 }, 180_000)
 
@@ -67,7 +86,14 @@ describe("the npm package", () => {
     expect(published.version).toBe(manifest.version)
     expect(published.main).toBe("./lib/fullreview-plugin.js")
     expect((await readdir(pkg)).sort()).toEqual(["LICENSE", "README.md", "lib", "package.json"])
-    expect((await readdir(join(pkg, "lib"))).sort()).toEqual(["cli.js", "comment-server.js", "demo", "fullreview-plugin.js", "prompts", "runtime-plugin.js"])
+    expect((await readdir(join(pkg, "lib"))).sort()).toEqual([
+      "cli.js",
+      "comment-server.js",
+      "demo",
+      "fullreview-plugin.js",
+      "prompts",
+      "runtime-plugin.js",
+    ])
     expect((await readdir(join(pkg, "lib/prompts"))).sort()).toEqual((await readdir(join(root, "prompts"))).sort())
     // The wrapper's own bin is still the stub: the package must not depend on its postinstall.
     const stub = await readFile(join(installed, "opencode-ai/bin/opencode"), "utf8").catch(() => "")
@@ -91,31 +117,60 @@ describe("the npm package", () => {
   test("reviews a change end to end from the installed package", async () => {
     const scenario = await createScenario()
     const outputDir = join(fresh, "out")
-    const run = await bunx(["review", "--repo", scenario.repo.dir, "--config", scenario.configFile, "--output-dir", outputDir])
+    const run = await bunx([
+      "review",
+      "--repo",
+      scenario.repo.dir,
+      "--config",
+      scenario.configFile,
+      "--output-dir",
+      outputDir,
+    ])
     expect(run.code, run.stderr).toBe(2)
     const record = JSON.parse(await readFile(join(outputDir, "review.json"), "utf8")) as ReviewRecord
     expect(record.decision).toBe("significant_concerns")
-    expect(record.findings).toEqual([expect.objectContaining({ file: sqlFinding.file, line: sqlFinding.line, title: sqlFinding.title })])
+    expect(record.findings).toEqual([
+      expect.objectContaining({ file: sqlFinding.file, line: sqlFinding.line, title: sqlFinding.title }),
+    ])
     // Every planned reviewer ran through the packaged runtime plugin (none "did not run").
     expect(record.coverage.failedReviewers).toEqual([])
-    const config = JSON.parse(await readFile(join(outputDir, "work/opencode.json"), "utf8")) as { plugin: string[]; mcp: { review: { command: string[] } } }
+    const config = JSON.parse(await readFile(join(outputDir, "work/opencode.json"), "utf8")) as {
+      plugin: string[]
+      mcp: { review: { command: string[] } }
+    }
     expect(config.plugin).toEqual([pathToFileURL(join(installed, "opencode-reviewer/lib/runtime-plugin.js")).href])
     expect(config.mcp.review.command[1]).toBe(join(installed, "opencode-reviewer/lib/comment-server.js"))
     // The coordinator's prompt is the packaged prompts' text.
     const coordinatorPrompt = await readFile(join(root, "prompts/coordinator.md"), "utf8")
     const system = scenario.server.requests.find((request) => request.model === "coordinator")?.system ?? ""
-    expect(system).toContain(coordinatorPrompt.split("\n").find((line) => line.trim().length > 40)!.trim())
+    expect(system).toContain(
+      coordinatorPrompt
+        .split("\n")
+        .find((line) => line.trim().length > 40)!
+        .trim(),
+    )
   }, 120_000)
 
   test("runs /fullreview with the one documented setup step: the package as an npm plugin spec", async () => {
     const scenario = await createScenario()
     scenario.server.rule(
       (request) => request.model === "session",
-      (request) => (request.isTitle ? text("Full review") : request.toolResults.length === 0 ? toolCall("fullreview", {}) : text("Shown.")),
+      (request) =>
+        request.isTitle
+          ? text("Full review")
+          : request.toolResults.length === 0
+            ? toolCall("fullreview", {})
+            : text("Shown."),
     )
     const config = {
       plugin: [`opencode-reviewer@${manifest.version}`],
-      provider: { fake: { npm: "@ai-sdk/openai-compatible", options: { baseURL: scenario.server.url, apiKey: "k" }, models: { session: {} } } },
+      provider: {
+        fake: {
+          npm: "@ai-sdk/openai-compatible",
+          options: { baseURL: scenario.server.url, apiKey: "k" },
+          models: { session: {} },
+        },
+      },
       model: "fake/session",
       small_model: "fake/session",
     }
@@ -128,18 +183,32 @@ describe("the npm package", () => {
       npm_config_offline: "false",
       npm_config_cache: join(homedir(), ".npm"),
     }
-    const run = await runOpencode(sandbox, ["run", "--format", "json", "--command", "fullreview"], { cwd: scenario.repo.dir, env, timeoutMs: 240_000 })
+    const run = await runOpencode(sandbox, ["run", "--format", "json", "--command", "fullreview"], {
+      cwd: scenario.repo.dir,
+      env,
+      timeoutMs: 240_000,
+    })
     expect(run.code, run.stderr).toBe(0)
     const tool = run.stdout
       .split("\n")
       .filter(Boolean)
-      .map((line) => JSON.parse(line) as { part?: { tool?: string; state?: { status: string; output?: string; metadata?: Record<string, unknown> } } })
+      .map(
+        (line) =>
+          JSON.parse(line) as {
+            part?: { tool?: string; state?: { status: string; output?: string; metadata?: Record<string, unknown> } }
+          },
+      )
       .find((line) => line.part?.tool === "fullreview")?.part
     expect(tool?.state?.status, `${JSON.stringify(tool)}\n${run.stderr.slice(-2000)}`).toBe("completed")
     expect(tool?.state?.output).toContain(sqlFinding.title)
     expect(tool?.state?.metadata).toMatchObject({ decision: "significant_concerns", exitCode: 2 })
     // The plugin OpenCode ran is the published one, installed from the registry.
-    const cached = join(sandbox.root, "cache/opencode/packages", `opencode-reviewer@${manifest.version}`, "node_modules/opencode-reviewer/package.json")
+    const cached = join(
+      sandbox.root,
+      "cache/opencode/packages",
+      `opencode-reviewer@${manifest.version}`,
+      "node_modules/opencode-reviewer/package.json",
+    )
     expect(JSON.parse(await readFile(cached, "utf8")).version).toBe(manifest.version)
   }, 300_000)
 })

@@ -4,8 +4,25 @@ import { join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
 import { main } from "opencode-reviewer"
 import type { ReviewRecord } from "@opencode-reviewer/core"
-import { hangReply, lengthReply, rateLimitReply, statusReply, type ModelServer, type RecordedRequest, type Reply, type TempRepo } from "@opencode-reviewer/testkit"
-import { cleanUp, cleanups, createScenario, judge, specialists, type Run as ScenarioRun, type ScenarioOptions } from "./harness"
+import {
+  hangReply,
+  lengthReply,
+  rateLimitReply,
+  statusReply,
+  type ModelServer,
+  type RecordedRequest,
+  type Reply,
+  type TempRepo,
+} from "@opencode-reviewer/testkit"
+import {
+  cleanUp,
+  cleanups,
+  createScenario,
+  judge,
+  specialists,
+  type Run as ScenarioRun,
+  type ScenarioOptions,
+} from "./harness"
 
 // `opencode-reviewer review` end to end: the CLI plans, runs the real opencode binary with the
 // runtime plugin and the comment server, and the scripted model plays coordinator and specialists.
@@ -16,11 +33,15 @@ type Run = ScenarioRun & { server: ModelServer; repo: TempRepo; outputDir: strin
 
 async function review(options: ScenarioOptions & { args?: string[]; env?: Record<string, string> } = {}): Promise<Run> {
   const scenario = await createScenario(options)
-  const run = await scenario.run({ ...(options.args ? { args: options.args } : {}), ...(options.env ? { env: options.env } : {}) })
+  const run = await scenario.run({
+    ...(options.args ? { args: options.args } : {}),
+    ...(options.env ? { env: options.env } : {}),
+  })
   return { ...run, server: scenario.server, repo: scenario.repo, outputDir: scenario.outputDir }
 }
 
-const modelsAsked = (server: ModelServer) => [...new Set(server.requests.filter((request) => !request.isTitle).map((request) => request.model))].sort()
+const modelsAsked = (server: ModelServer) =>
+  [...new Set(server.requests.filter((request) => !request.isTitle).map((request) => request.model))].sort()
 
 describe("opencode-reviewer review", () => {
   test("reviews a temp repo end to end into the expected review.json", async () => {
@@ -34,7 +55,9 @@ describe("opencode-reviewer review", () => {
       tier: "full",
       breakGlass: false,
       injectionSuspected: false,
-      findings: [{ id: "f1", reviewer: "security", severity: "critical", file: "src/auth/login.ts", line: 2, status: "new" }],
+      findings: [
+        { id: "f1", reviewer: "security", severity: "critical", file: "src/auth/login.ts", line: 2, status: "new" },
+      ],
       coverage: { reviewedFiles: 1, filtered: [], failedReviewers: [], complete: true, unjudgedFindings: 0 },
     })
     // Per-agent tokens are what the model server sent (input excludes the cached part).
@@ -42,7 +65,10 @@ describe("opencode-reviewer review", () => {
       expect(record.usage.byAgent[name], name).toMatchObject({ input: 1000, output: 50, cacheRead: 200 })
     }
     expect(record.usage.byAgent.review_coordinator!.input).toBeGreaterThan(0)
-    expect(record.usage.costUsd).toBeCloseTo(Object.values(record.usage.byAgent).reduce((sum, entry) => sum + entry.costUsd, 0), 5)
+    expect(record.usage.costUsd).toBeCloseTo(
+      Object.values(record.usage.byAgent).reduce((sum, entry) => sum + entry.costUsd, 0),
+      5,
+    )
     expect(run.stdout).toContain("SQL built from the request")
     // The run ends at submit_review: no closing coordinator turn that re-sends the conversation.
     expect(run.server.requests.filter((request) => request.model === "coordinator" && !request.isTitle)).toHaveLength(2)
@@ -53,13 +79,20 @@ describe("opencode-reviewer review", () => {
     const tracker = Bun.serve({
       hostname: "127.0.0.1",
       port: 0,
-      fetch: async (request) => (events.push((await request.json()) as Record<string, unknown>), new Response(null, { status: 204 })),
+      fetch: async (request) => (
+        events.push((await request.json()) as Record<string, unknown>), new Response(null, { status: 204 })
+      ),
     })
     cleanups.push(async () => void tracker.stop(true))
-    const run = await review({ config: { telemetryUrl: `http://127.0.0.1:${tracker.port}/events`, limits: { heartbeatSeconds: 30 } } })
+    const run = await review({
+      config: { telemetryUrl: `http://127.0.0.1:${tracker.port}/events`, limits: { heartbeatSeconds: 30 } },
+    })
     expect(run.code).toBe(2)
     expect(events.map((event) => event.type)).toEqual(["job-start", "job-end"])
-    expect(events[1]).toMatchObject({ decision: "significant_concerns", findings: { total: 1, bySeverity: { critical: 1 } } })
+    expect(events[1]).toMatchObject({
+      decision: "significant_concerns",
+      findings: { total: 1, bySeverity: { critical: 1 } },
+    })
     expect(JSON.stringify(events)).not.toContain("concatenated into the query")
     const metrics = await readFile(join(run.outputDir, "metrics.prom"), "utf8")
     expect(metrics).toMatch(/^opencode_reviewer_reviews_total\{[^}]*decision="significant_concerns"[^}]*\} 1$/m)
@@ -71,13 +104,20 @@ describe("opencode-reviewer review", () => {
       hostname: "127.0.0.1",
       port: 0,
       fetch: async (request) => {
-        const body = (await request.json()) as { resourceSpans: { scopeSpans: { spans: (typeof spans)[number][] }[] }[] }
+        const body = (await request.json()) as {
+          resourceSpans: { scopeSpans: { spans: (typeof spans)[number][] }[] }[]
+        }
         for (const resource of body.resourceSpans) for (const scope of resource.scopeSpans) spans.push(...scope.spans)
         return Response.json({})
       },
     })
     cleanups.push(async () => void receiver.stop(true))
-    const run = await review({ config: { tracing: { endpoint: `http://127.0.0.1:${receiver.port}/v1/traces` }, limits: { heartbeatSeconds: 30 } } })
+    const run = await review({
+      config: {
+        tracing: { endpoint: `http://127.0.0.1:${receiver.port}/v1/traces` },
+        limits: { heartbeatSeconds: 30 },
+      },
+    })
     expect(run.code).toBe(2)
     const names = spans.map((span) => span.name)
     expect(names).toContain("review")
@@ -89,7 +129,10 @@ describe("opencode-reviewer review", () => {
   })
 
   test("runs the trivial set: the coordinator on the standard family and one generalist", async () => {
-    const run = await review({ files: { "src/app.ts": "export const a = 2\n" }, config: { models: { top: ["fake/top-unused"], standard: ["fake/coordinator"], light: ["fake/light-unused"] } } })
+    const run = await review({
+      files: { "src/app.ts": "export const a = 2\n" },
+      config: { models: { top: ["fake/top-unused"], standard: ["fake/coordinator"], light: ["fake/light-unused"] } },
+    })
     expect(run.code).toBe(0)
     expect(modelsAsked(run.server)).toEqual(["code-quality", "coordinator"])
     expect(run.record!.tier).toBe("trivial")
@@ -104,7 +147,16 @@ describe("opencode-reviewer review", () => {
 
   test("runs the full set with the release reviewer when release files change", async () => {
     const run = await review({ files: { "src/auth/login.ts": "export const x = 1\n", "CHANGELOG.md": "## 2.0.0\n" } })
-    expect(modelsAsked(run.server)).toEqual(["agents-md", "code-quality", "compliance", "coordinator", "documentation", "performance", "release", "security"])
+    expect(modelsAsked(run.server)).toEqual([
+      "agents-md",
+      "code-quality",
+      "compliance",
+      "coordinator",
+      "documentation",
+      "performance",
+      "release",
+      "security",
+    ])
   })
 
   test("fails the coordinator back to the next model of its chain on 503", async () => {
@@ -120,7 +172,12 @@ describe("opencode-reviewer review", () => {
 
   test("fails a reviewer back on 429 and keeps its findings", async () => {
     const run = await review({
-      config: { reviewers: { ...Object.fromEntries(specialists.map((name) => [name, { model: `fake/${name}` }])), security: { model: ["fake/sec-busy", "fake/security"] } } },
+      config: {
+        reviewers: {
+          ...Object.fromEntries(specialists.map((name) => [name, { model: `fake/${name}` }])),
+          security: { model: ["fake/sec-busy", "fake/security"] },
+        },
+      },
       replies: { "fake/sec-busy": rateLimitReply({ retryAfterMs: 0 }) },
     })
     expect(run.stderr).toMatch(/security\s+failing back to fake\/security/)
@@ -128,21 +185,33 @@ describe("opencode-reviewer review", () => {
   })
 
   test("stops on 401 without failing back and names the provider", async () => {
-    const run = await review({ coordinator: ["fake/top", "fake/coordinator"], replies: { "fake/top": statusReply(401, { message: "invalid api key" }) } })
+    const run = await review({
+      coordinator: ["fake/top", "fake/coordinator"],
+      replies: { "fake/top": statusReply(401, { message: "invalid api key" }) },
+    })
     expect(run.code).toBe(1)
     const port = new URL(run.server.url).host
     expect(run.stderr).toContain(`APIError 401 from ${port}`)
-    expect(run.stderr).toMatch(/error: an authentication problem stopped the review: provider fake at \S+ refused the credentials \(HTTP 401\) for fake\/top/)
-    expect(run.stderr).toContain("hint: provider.fake.options.apiKey in the config holds a key the provider refuses: replace it")
+    expect(run.stderr).toMatch(
+      /error: an authentication problem stopped the review: provider fake at \S+ refused the credentials \(HTTP 401\) for fake\/top/,
+    )
+    expect(run.stderr).toContain(
+      "hint: provider.fake.options.apiKey in the config holds a key the provider refuses: replace it",
+    )
     expect(run.server.requests.filter((request) => request.model === "top")).toHaveLength(1)
     expect(run.server.requests.filter((request) => request.model === "coordinator")).toHaveLength(0)
     expect(run.record).toBeNull()
   })
 
   test("aborts a hung specialist, lists it as failed and keeps everyone else's findings", async () => {
-    const run = await review({ replies: { "fake/performance": hangReply() }, config: { limits: { idleSeconds: 2, heartbeatSeconds: 30 } } })
+    const run = await review({
+      replies: { "fake/performance": hangReply() },
+      config: { limits: { idleSeconds: 2, heartbeatSeconds: 30 } },
+    })
     expect(run.code).toBe(2)
-    expect(run.record!.coverage.failedReviewers).toEqual([{ name: "performance", error: expect.stringContaining("no output for 2 s") }])
+    expect(run.record!.coverage.failedReviewers).toEqual([
+      { name: "performance", error: expect.stringContaining("no output for 2 s") },
+    ])
     expect(run.record!.findings.map((finding) => finding.reviewer)).toEqual(["security"])
     expect(run.stderr).toMatch(/performance\s+FAILED/)
   })
@@ -170,11 +239,20 @@ describe("opencode-reviewer review", () => {
     const scratch = await mkdtemp(join(tmpdir(), "ocr-crash-"))
     cleanups.push(() => rm(scratch, { recursive: true, force: true }))
     const binary = join(scratch, "opencode")
-    await writeFile(binary, `#!/bin/sh\necho "$OPENCODE_CONFIG_CONTENT" | grep -o '"model":"[^"]*"' | head -1 >> ${join(scratch, "attempts")}\necho "error: failed to start: out of file handles" >&2\nexit 3\n`, { mode: 0o755 })
+    await writeFile(
+      binary,
+      `#!/bin/sh\necho "$OPENCODE_CONFIG_CONTENT" | grep -o '"model":"[^"]*"' | head -1 >> ${join(scratch, "attempts")}\necho "error: failed to start: out of file handles" >&2\nexit 3\n`,
+      { mode: 0o755 },
+    )
     const run = await review({ coordinator: ["fake/coordinator", "fake/second"], env: { OPENCODE_BIN: binary } })
     expect(run.code).toBe(1)
-    expect((await readFile(join(scratch, "attempts"), "utf8")).trim().split("\n")).toEqual(['"model":"fake/coordinator"', '"model":"fake/second"'])
-    expect(run.stderr).toMatch(/the coordinator could not finish the review:\n\s+fake\/coordinator: opencode exited with code 3 before printing anything: error: failed to start: out of file handles\n\s+fake\/second: opencode exited with code 3/)
+    expect((await readFile(join(scratch, "attempts"), "utf8")).trim().split("\n")).toEqual([
+      '"model":"fake/coordinator"',
+      '"model":"fake/second"',
+    ])
+    expect(run.stderr).toMatch(
+      /the coordinator could not finish the review:\n\s+fake\/coordinator: opencode exited with code 3 before printing anything: error: failed to start: out of file handles\n\s+fake\/second: opencode exited with code 3/,
+    )
   })
 
   test("carries a 2 MB description through stdin to the coordinator", async () => {

@@ -1,8 +1,24 @@
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
-import { findingsReply, rateLimitReply, resetReply, stallReply, type RecordedRequest, type Reply } from "@opencode-reviewer/testkit"
-import { cleanUp, gitlabScenario, specialists, sqlFinding, summaryNotes, threads, type Run, type Scenario } from "./harness"
+import {
+  findingsReply,
+  rateLimitReply,
+  resetReply,
+  stallReply,
+  type RecordedRequest,
+  type Reply,
+} from "@opencode-reviewer/testkit"
+import {
+  cleanUp,
+  gitlabScenario,
+  specialists,
+  sqlFinding,
+  summaryNotes,
+  threads,
+  type Run,
+  type Scenario,
+} from "./harness"
 
 // A reviewer's model stream failing mid-review, end to end: the real opencode binary, the scripted
 // model, the GitLab fake. A rate limit or a reset is retried (by OpenCode, honouring Retry-After) and
@@ -41,9 +57,13 @@ function chains(overrides: Record<string, string[]>): Record<string, { model: st
 
 // Short enough that a stall costs seconds: the provider drops a stream silent for 2 s (OpenCode's
 // chunkTimeout through the gateway plugin), and a reviewer silent for 3 s is aborted.
-const stallSettings = { providerTimeouts: { chunkSeconds: 2, headerSeconds: 2 }, limits: { heartbeatSeconds: 30, idleSeconds: 3 } }
+const stallSettings = {
+  providerTimeouts: { chunkSeconds: 2, headerSeconds: 2 },
+  limits: { heartbeatSeconds: 30, idleSeconds: 3 },
+}
 
-const requestsFor = (scenario: Scenario, model: string) => scenario.server.requests.filter((request) => request.model === model && !request.isTitle)
+const requestsFor = (scenario: Scenario, model: string) =>
+  scenario.server.requests.filter((request) => request.model === model && !request.isTitle)
 
 interface ProgressEnd {
   name: string
@@ -58,31 +78,46 @@ interface ProgressEnd {
  * are exactly coverage.failedReviewers with the same errors; each one that finished has its findings
  * in review.json; and the coordinator was told about every failure in its tool result.
  */
-async function accountedFor(scenario: Scenario, run: Run): Promise<{ ends: ProgressEnd[]; starts: { name: string; model: string; attempt: number }[] }> {
+async function accountedFor(
+  scenario: Scenario,
+  run: Run,
+): Promise<{ ends: ProgressEnd[]; starts: { name: string; model: string; attempt: number }[] }> {
   const work = join(scenario.outputDir, "work")
-  const plan = JSON.parse(await readFile(join(work, "plan.json"), "utf8")) as { agents: { name: string; role: string }[] }
+  const plan = JSON.parse(await readFile(join(work, "plan.json"), "utf8")) as {
+    agents: { name: string; role: string }[]
+  }
   expect(plan.agents.filter((agent) => agent.role === "reviewer").map((agent) => agent.name)).toEqual(planned)
   const entries = (await readFile(join(work, "progress.jsonl"), "utf8"))
     .split("\n")
     .filter((line) => line.trim() !== "")
     .map((line) => JSON.parse(line) as Record<string, unknown>)
   const ends = entries.filter((entry) => entry.event === "reviewer-end") as unknown as ProgressEnd[]
-  const starts = entries.filter((entry) => entry.event === "reviewer-start") as unknown as { name: string; model: string; attempt: number }[]
+  const starts = entries.filter((entry) => entry.event === "reviewer-start") as unknown as {
+    name: string
+    model: string
+    attempt: number
+  }[]
   expect(ends.map((end) => end.name).sort()).toEqual([...planned].sort())
   const record = run.record!
   const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name)
   const failed = ends.filter((end) => end.status !== "done")
-  expect([...record.coverage.failedReviewers].sort(byName)).toEqual(failed.map((end) => ({ name: end.name, error: end.error })).sort(byName))
+  expect([...record.coverage.failedReviewers].sort(byName)).toEqual(
+    failed.map((end) => ({ name: end.name, error: end.error })).sort(byName),
+  )
   for (const failure of record.coverage.failedReviewers) {
     expect(failure.error, failure.name).not.toMatch(/undefined|null|\[object/)
     expect(failure.error.length, failure.name).toBeGreaterThan(10)
   }
   for (const end of ends.filter((candidate) => candidate.status === "done")) {
-    expect(record.findings.filter((finding) => finding.reviewer === end.name), end.name).toHaveLength(end.findings)
+    expect(
+      record.findings.filter((finding) => finding.reviewer === end.name),
+      end.name,
+    ).toHaveLength(end.findings)
   }
   // The coordinator's tool result named every failed reviewer (the scripted coordinator echoes them).
   const judged = requestsFor(scenario, "coordinator").find((request) => request.toolResults.length === 1)!
-  for (const end of failed) expect(judged.toolResults[0]!.content).toContain(`<reviewer_result name="${end.name}" status="failed"`)
+  for (const end of failed)
+    expect(judged.toolResults[0]!.content).toContain(`<reviewer_result name="${end.name}" status="failed"`)
   return { ends, starts }
 }
 
@@ -98,17 +133,23 @@ async function timed(label: string, scenario: Scenario, env: Record<string, stri
 describe("a reviewer's model stream failing mid-review", () => {
   test("429 with retry-after: 1 on the first request: OpenCode waits the second it was told, retries, and the findings arrive", async () => {
     const { scenario, fake, env } = await gitlabScenario({
-      scenario: { replies: { "fake/security": failFirst(1, rateLimitReply({ retryAfter: 1 }), findingsReply([sqlFinding])) } },
+      scenario: {
+        replies: { "fake/security": failFirst(1, rateLimitReply({ retryAfter: 1 }), findingsReply([sqlFinding])) },
+      },
     })
     const run = await timed("429 retry-after 1", scenario, env)
     expect(run.code, run.stderr).toBe(2)
     const record = run.record!
     expect(record.coverage).toMatchObject({ failedReviewers: [], complete: true })
     expect(record.decision).toBe("significant_concerns")
-    expect(record.findings).toEqual([expect.objectContaining({ reviewer: "security", title: sqlFinding.title, file: sqlFinding.file, line: 2 })])
+    expect(record.findings).toEqual([
+      expect.objectContaining({ reviewer: "security", title: sqlFinding.title, file: sqlFinding.file, line: 2 }),
+    ])
     const { starts } = await accountedFor(scenario, run)
     // Retried inside the same session by OpenCode, not failed back: one attempt on one model.
-    expect(starts.filter((start) => start.name === "security").map((start) => [start.model, start.attempt])).toEqual([["fake/security", 1]])
+    expect(starts.filter((start) => start.name === "security").map((start) => [start.model, start.attempt])).toEqual([
+      ["fake/security", 1],
+    ])
     const [limited, retried, ...more] = requestsFor(scenario, "security")
     expect(more).toEqual([])
     expect(limited!.reply).toMatchObject({ type: "status", status: 429, headers: { "retry-after": "1" } })
@@ -130,7 +171,15 @@ describe("a reviewer's model stream failing mid-review", () => {
 
   test("a connection reset mid-answer: OpenCode retries the stream and the findings arrive", async () => {
     const { scenario, fake, env } = await gitlabScenario({
-      scenario: { replies: { "fake/security": failFirst(1, resetReply("Reviewed the change; the query in src/auth"), findingsReply([sqlFinding])) } },
+      scenario: {
+        replies: {
+          "fake/security": failFirst(
+            1,
+            resetReply("Reviewed the change; the query in src/auth"),
+            findingsReply([sqlFinding]),
+          ),
+        },
+      },
     })
     const run = await timed("reset mid-stream", scenario, env)
     expect(run.code, run.stderr).toBe(2)
@@ -138,7 +187,9 @@ describe("a reviewer's model stream failing mid-review", () => {
     expect(record.coverage).toMatchObject({ failedReviewers: [], complete: true })
     expect(record.findings).toEqual([expect.objectContaining({ reviewer: "security", title: sqlFinding.title })])
     const { starts } = await accountedFor(scenario, run)
-    expect(starts.filter((start) => start.name === "security").map((start) => [start.model, start.attempt])).toEqual([["fake/security", 1]])
+    expect(starts.filter((start) => start.name === "security").map((start) => [start.model, start.attempt])).toEqual([
+      ["fake/security", 1],
+    ])
     const [reset, retried, ...more] = requestsFor(scenario, "security")
     expect(more).toEqual([])
     expect(reset!.reply).toMatchObject({ type: "reset", text: expect.any(String) })
@@ -152,7 +203,10 @@ describe("a reviewer's model stream failing mid-review", () => {
   test("a stalled stream with a two-model chain: the stalled model is dropped in seconds and the next one's findings arrive", async () => {
     const { scenario, fake, env } = await gitlabScenario({
       scenario: {
-        replies: { "fake/performance-1": stallReply("Reviewed the change; looking at"), "fake/performance": findingsReply([perfFinding]) },
+        replies: {
+          "fake/performance-1": stallReply("Reviewed the change; looking at"),
+          "fake/performance": findingsReply([perfFinding]),
+        },
         config: { ...stallSettings, reviewers: chains({ performance: ["fake/performance-1", "fake/performance"] }) },
       },
     })
@@ -165,10 +219,12 @@ describe("a reviewer's model stream failing mid-review", () => {
       ["security", sqlFinding.title],
     ])
     const { starts } = await accountedFor(scenario, run)
-    expect(starts.filter((start) => start.name === "performance").map((start) => [start.model, start.attempt])).toEqual([
-      ["fake/performance-1", 1],
-      ["fake/performance", 2],
-    ])
+    expect(starts.filter((start) => start.name === "performance").map((start) => [start.model, start.attempt])).toEqual(
+      [
+        ["fake/performance-1", 1],
+        ["fake/performance", 2],
+      ],
+    )
     expect(run.stderr).toMatch(/performance\s+failing back to fake\/performance/)
     // The provider's chunk timeout (2 s, from providerTimeouts through the gateway plugin) closed the
     // stalled stream, not OpenCode's default 300 s.
@@ -186,14 +242,21 @@ describe("a reviewer's model stream failing mid-review", () => {
     expect(backup!.at - stalled!.at).toBeGreaterThanOrEqual(2_900)
     expect(backup!.at - stalled!.at).toBeLessThan(6_000)
     console.info(`stall failback: second model asked ${backup!.at - stalled!.at} ms after the stalled request`)
-    expect(threads(fake).map((thread) => thread.notes[0]!.body).join("\n")).toContain(perfFinding.title)
+    expect(
+      threads(fake)
+        .map((thread) => thread.notes[0]!.body)
+        .join("\n"),
+    ).toContain(perfFinding.title)
     expect(summaryNotes(fake)[0]!.body).not.toMatch(/Partial review|Incomplete review/)
     expect(run.ms).toBeLessThan(20_000)
   })
 
   test("a stalled stream with a one-model chain, not security: listed as failed with why, a partial review that is still complete", async () => {
     const { scenario, fake, env } = await gitlabScenario({
-      scenario: { replies: { "fake/documentation": stallReply("Reviewed the docs; looking at") }, config: stallSettings },
+      scenario: {
+        replies: { "fake/documentation": stallReply("Reviewed the docs; looking at") },
+        config: stallSettings,
+      },
     })
     const run = await timed("stall, one-model chain (documentation)", scenario, env)
     // One non-security reviewer of six failing: complete; the security finding decides.
@@ -201,12 +264,19 @@ describe("a reviewer's model stream failing mid-review", () => {
     const record = run.record!
     expect(record.coverage.complete).toBe(true)
     expect(record.decision).toBe("significant_concerns")
-    expect(record.coverage.failedReviewers).toEqual([{ name: "documentation", error: expect.stringMatching(/^fake\/documentation: no output for 3 s\b.*; no model left to fail back to$/) }])
+    expect(record.coverage.failedReviewers).toEqual([
+      {
+        name: "documentation",
+        error: expect.stringMatching(/^fake\/documentation: no output for 3 s\b.*; no model left to fail back to$/),
+      },
+    ])
     expect(record.findings.map((finding) => finding.reviewer)).toEqual(["security"])
     await accountedFor(scenario, run)
     expect(run.stderr).toMatch(/documentation\s+FAILED: fake\/documentation: no output for 3 s/)
     const summary = summaryNotes(fake)[0]!.body
-    expect(summary).toMatch(/> \*\*Partial review\.\*\* 1 reviewer failed \(documentation: fake\/documentation: no output for 3 s/)
+    expect(summary).toMatch(
+      /> \*\*Partial review\.\*\* 1 reviewer failed \(documentation: fake\/documentation: no output for 3 s/,
+    )
     expect(summary).not.toContain("Incomplete review")
     expect(summary).toContain("Failed reviewers: documentation.")
     expect(threads(fake)).toHaveLength(1)
@@ -224,13 +294,19 @@ describe("a reviewer's model stream failing mid-review", () => {
     // Nothing else found anything: the findings alone would approve; the missing security review forbids it.
     expect(record.findings).toEqual([])
     expect(record.decision).toBe("minor_issues")
-    expect(record.coverage.failedReviewers).toEqual([{ name: "security", error: expect.stringMatching(/^fake\/security: no output for 3 s\b/) }])
+    expect(record.coverage.failedReviewers).toEqual([
+      { name: "security", error: expect.stringMatching(/^fake\/security: no output for 3 s\b/) },
+    ])
     await accountedFor(scenario, run)
-    expect(run.stderr).toMatch(/error: the review is incomplete: the security review did not run \(security: fake\/security: no output for 3 s/)
+    expect(run.stderr).toMatch(
+      /error: the review is incomplete: the security review did not run \(security: fake\/security: no output for 3 s/,
+    )
     expect(fake.state.approvals).toEqual([])
     const summary = summaryNotes(fake)[0]!.body
     expect(summary).toContain("AI code review: ⚠️ incomplete, not approved")
-    expect(summary).toMatch(/> \*\*Incomplete review\.\*\* security \(fake\/security: no output for 3 s.*\) did not finish/)
+    expect(summary).toMatch(
+      /> \*\*Incomplete review\.\*\* security \(fake\/security: no output for 3 s.*\) did not finish/,
+    )
     expect(summary).not.toContain("✅")
     expect(run.ms).toBeLessThan(20_000)
   })
@@ -240,7 +316,10 @@ describe("a reviewer's model stream failing mid-review", () => {
     const { scenario, fake, env } = await gitlabScenario({
       scenario: {
         replies: { "fake/performance-1": busy, "fake/performance-2": busy },
-        config: { reviewers: chains({ performance: ["fake/performance-1", "fake/performance-2"] }), limits: { heartbeatSeconds: 30 } },
+        config: {
+          reviewers: chains({ performance: ["fake/performance-1", "fake/performance-2"] }),
+          limits: { heartbeatSeconds: 30 },
+        },
       },
     })
     const run = await timed("429 until the chain is exhausted", scenario, env)
@@ -250,15 +329,22 @@ describe("a reviewer's model stream failing mid-review", () => {
     expect(record.decision).toBe("significant_concerns")
     const [failure, ...others] = record.coverage.failedReviewers
     expect(others).toEqual([])
-    expect(failure).toEqual({ name: "performance", error: expect.stringContaining("APIError 429: Rate limit exceeded (model-server)") })
+    expect(failure).toEqual({
+      name: "performance",
+      error: expect.stringContaining("APIError 429: Rate limit exceeded (model-server)"),
+    })
     expect(failure!.error).toContain("no model left to fail back to")
     // Both models of the chain are named: the reader sees the chain was tried, not one model.
-    expect(failure!.error).toMatch(/^fake\/performance-2: APIError 429: .*; no model left to fail back to \(after fake\/performance-1: APIError 429: /)
+    expect(failure!.error).toMatch(
+      /^fake\/performance-2: APIError 429: .*; no model left to fail back to \(after fake\/performance-1: APIError 429: /,
+    )
     const { starts } = await accountedFor(scenario, run)
-    expect(starts.filter((start) => start.name === "performance").map((start) => [start.model, start.attempt])).toEqual([
-      ["fake/performance-1", 1],
-      ["fake/performance-2", 2],
-    ])
+    expect(starts.filter((start) => start.name === "performance").map((start) => [start.model, start.attempt])).toEqual(
+      [
+        ["fake/performance-1", 1],
+        ["fake/performance-2", 2],
+      ],
+    )
     // OpenCode's own five retries per model (retry-after-ms: 0: immediate), then the failback.
     const a = requestsFor(scenario, "performance-1")
     const b = requestsFor(scenario, "performance-2")

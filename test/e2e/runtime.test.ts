@@ -2,8 +2,23 @@ import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest"
-import { anonymousMergeRequest, loadPrompts, planReview, resolveConfig, silentLogger, type ConfigInput, type PromptLibrary, type ReviewPlan } from "@opencode-reviewer/core"
-import { createOpencodeSandbox, createTempRepo, runOpencode, type OpencodeSandbox, type TempRepo } from "@opencode-reviewer/testkit"
+import {
+  anonymousMergeRequest,
+  loadPrompts,
+  planReview,
+  resolveConfig,
+  silentLogger,
+  type ConfigInput,
+  type PromptLibrary,
+  type ReviewPlan,
+} from "@opencode-reviewer/core"
+import {
+  createOpencodeSandbox,
+  createTempRepo,
+  runOpencode,
+  type OpencodeSandbox,
+  type TempRepo,
+} from "@opencode-reviewer/testkit"
 import {
   findingsReply,
   startModelServer,
@@ -19,7 +34,15 @@ import type { SpawnMetadata } from "../../packages/runtime/src/runtime"
 // The runtime plugin inside the real opencode binary: the coordinator's spawn_reviewers call runs
 // the planned reviewers in child sessions against the scripted model server.
 const pluginUrl = pathToFileURL(fileURLToPath(new URL("../../packages/runtime/src/plugin.ts", import.meta.url))).href
-const reviewerNames = ["security", "code-quality", "performance", "compliance", "documentation", "release", "agents-md"] as const
+const reviewerNames = [
+  "security",
+  "code-quality",
+  "performance",
+  "compliance",
+  "documentation",
+  "release",
+  "agents-md",
+] as const
 type ReviewerName = (typeof reviewerNames)[number]
 
 let repo: TempRepo
@@ -35,7 +58,10 @@ beforeAll(async () => {
   repo.commit("init")
   repo.git("checkout", "-q", "-b", "feature")
   // A security-sensitive path and a release file: the full tier, every specialist.
-  await repo.write({ "src/auth/token.ts": "export const ttl = 1\nexport const secret = 'x'\n", "CHANGELOG.md": "## 1.1.0\n" })
+  await repo.write({
+    "src/auth/token.ts": "export const ttl = 1\nexport const secret = 'x'\n",
+    "CHANGELOG.md": "## 1.1.0\n",
+  })
   repo.commit("auth change")
   diff = new TextEncoder().encode(repo.git("diff", "main...feature"))
   sandbox = await createOpencodeSandbox()
@@ -76,14 +102,24 @@ interface Outcome {
 
 async function review(scenario: Scenario): Promise<Outcome> {
   server = await startModelServer({ latencyMs: scenario.latencyMs ?? 0 })
-  const models = new Set<string>(["coordinator", ...Object.values(scenario.reviewers).flat().map((model) => model.replace(/^fake\//, ""))])
+  const models = new Set<string>([
+    "coordinator",
+    ...Object.values(scenario.reviewers)
+      .flat()
+      .map((model) => model.replace(/^fake\//, "")),
+  ])
   const config = resolveConfig({
     provider: {
       fake: {
         npm: "@ai-sdk/openai-compatible",
         name: "fake",
         options: { baseURL: server.url, apiKey: "test-key" },
-        models: Object.fromEntries([...models].map((id) => [id, { name: id, limit: { context: 100_000, output: 4_096 }, cost: { input: 3, output: 15 } }])),
+        models: Object.fromEntries(
+          [...models].map((id) => [
+            id,
+            { name: id, limit: { context: 100_000, output: 4_096 }, cost: { input: 3, output: 15 } },
+          ]),
+        ),
       },
     },
     models: { top: ["fake/coordinator"], standard: ["fake/coordinator"], light: ["fake/coordinator"] },
@@ -115,26 +151,35 @@ async function review(scenario: Scenario): Promise<Outcome> {
 
   const toolResult = (request: RecordedRequest) => request.toolResults.length > 0
   server.rule((request) => request.model === "coordinator" && !toolResult(request), toolCall("spawn_reviewers", {}))
-  server.rule((request) => request.model === "coordinator" && toolResult(request), text("FINAL REVIEW <review><summary>ok</summary><findings/></review>"))
-  for (const [model, reply] of Object.entries(scenario.replies)) server.rule((request) => request.model === model, reply)
+  server.rule(
+    (request) => request.model === "coordinator" && toolResult(request),
+    text("FINAL REVIEW <review><summary>ok</summary><findings/></review>"),
+  )
+  for (const [model, reply] of Object.entries(scenario.replies))
+    server.rule((request) => request.model === model, reply)
 
   const started = performance.now()
-  const result = await runOpencode(sandbox, ["run", "--format", "json", "--agent", "review_coordinator", "--title", "t"], {
-    cwd: repo.dir,
-    stdin: await readFile(plan.promptFile, "utf8"),
-    env: {
-      ...(scenario.withoutWorkDir ? {} : { OPENCODE_REVIEWER_WORK_DIR: plan.workDir }),
-      OPENCODE_CONFIG_CONTENT: JSON.stringify({ ...plan.assembly.config, plugin: [pluginUrl] }),
+  const result = await runOpencode(
+    sandbox,
+    ["run", "--format", "json", "--agent", "review_coordinator", "--title", "t"],
+    {
+      cwd: repo.dir,
+      stdin: await readFile(plan.promptFile, "utf8"),
+      env: {
+        ...(scenario.withoutWorkDir ? {} : { OPENCODE_REVIEWER_WORK_DIR: plan.workDir }),
+        OPENCODE_CONFIG_CONTENT: JSON.stringify({ ...plan.assembly.config, plugin: [pluginUrl] }),
+      },
+      timeoutMs: 90_000,
     },
-    timeoutMs: 90_000,
-  })
+  )
   const wallMs = performance.now() - started
   const events = result.stdout
     .split("\n")
     .filter((line) => line.trim() !== "")
     .map((line) => JSON.parse(line) as { type: string; part?: any })
   const call = events.find((event) => event.type === "tool_use" && event.part?.tool === "spawn_reviewers")
-  if (!call) throw new Error(`no spawn_reviewers tool_use event (rc ${result.code}):\n${result.stdout}\n${result.stderr}`)
+  if (!call)
+    throw new Error(`no spawn_reviewers tool_use event (rc ${result.code}):\n${result.stdout}\n${result.stderr}`)
   const state = call.part.state
   return {
     plan,
@@ -149,28 +194,43 @@ async function review(scenario: Scenario): Promise<Outcome> {
   }
 }
 
-const finding = (title: string, category: string) => ({ severity: "warning", file: "src/auth/token.ts", line: 2, category, title, body: "Why it matters." })
+const finding = (title: string, category: string) => ({
+  severity: "warning",
+  file: "src/auth/token.ts",
+  line: 2,
+  category,
+  title,
+  body: "Why it matters.",
+})
 const usage = { input: 1_000, output: 50, cacheRead: 200 }
 const reviewerOf = (outcome: Outcome, name: string) => {
   const reviewer = outcome.metadata.reviewers.find((entry) => entry.name === name)
-  if (!reviewer) throw new Error(`no reviewer ${name} in ${JSON.stringify(outcome.metadata.reviewers.map((entry) => entry.name))}`)
+  if (!reviewer)
+    throw new Error(`no reviewer ${name} in ${JSON.stringify(outcome.metadata.reviewers.map((entry) => entry.name))}`)
   return reviewer
 }
 const firstLine = (prompt: string) => prompt.split("\n").find((line) => line.startsWith("# "))!
 
 describe("spawn_reviewers inside the real opencode binary", () => {
   test("runs every planned reviewer concurrently, each with its own agent prompt and model, and reports findings and tokens", async () => {
-    const reviewers = Object.fromEntries(reviewerNames.map((name) => [name, [`fake/${name}-model`]])) as Record<ReviewerName, string[]>
+    const reviewers = Object.fromEntries(reviewerNames.map((name) => [name, [`fake/${name}-model`]])) as Record<
+      ReviewerName,
+      string[]
+    >
     const outcome = await review({
       reviewers,
       latencyMs: 1_000,
-      replies: Object.fromEntries(reviewerNames.map((name) => [`${name}-model`, findingsReply([finding(`${name} finding`, name)], { usage })])),
+      replies: Object.fromEntries(
+        reviewerNames.map((name) => [`${name}-model`, findingsReply([finding(`${name} finding`, name)], { usage })]),
+      ),
     })
     expect(outcome.code, outcome.stderr).toBe(0)
     const { metadata } = outcome
     expect(metadata.error).toBeNull()
     expect(metadata.plan).toBe(join(outcome.plan.workDir, "plan.json"))
-    expect(metadata.reviewers.map((entry) => [entry.name, entry.status, entry.error])).toEqual(reviewerNames.map((name) => [name, "done", null]))
+    expect(metadata.reviewers.map((entry) => [entry.name, entry.status, entry.error])).toEqual(
+      reviewerNames.map((name) => [name, "done", null]),
+    )
     for (const name of reviewerNames) {
       const reviewer = reviewerOf(outcome, name)
       expect(reviewer.findings).toEqual([finding(`${name} finding`, name)])
@@ -195,12 +255,16 @@ describe("spawn_reviewers inside the real opencode binary", () => {
     expect(new Set(requests.map((request) => request.lastUser)).size).toBe(1)
     // The coordinator got the findings back as the tool result.
     const [, second] = outcome.byModel("coordinator")
-    expect(second!.toolResults[0]!.content).toContain('<reviewer_result name="security" status="done" model="fake/security-model"')
+    expect(second!.toolResults[0]!.content).toContain(
+      '<reviewer_result name="security" status="done" model="fake/security-model"',
+    )
     expect(second!.toolResults[0]!.content).toContain("<title>agents-md finding</title>")
     expect(outcome.toolMs).toBeLessThan(4_000)
     const sentinel = JSON.parse(await readFile(join(outcome.plan.workDir, "runtime-plugin.json"), "utf8"))
     expect(sentinel).toMatchObject({ loaded: true, error: null, reviewers: [...reviewerNames] })
-    console.info(`7 reviewers at 1 s model latency: tool ${outcome.toolMs} ms, arrivals spread ${lastArrival - Math.min(...requests.map((r) => r.at))} ms, whole run ${Math.round(outcome.wallMs)} ms`)
+    console.info(
+      `7 reviewers at 1 s model latency: tool ${outcome.toolMs} ms, arrivals spread ${lastArrival - Math.min(...requests.map((r) => r.at))} ms, whole run ${Math.round(outcome.wallMs)} ms`,
+    )
   }, 90_000)
 
   test("aborts a hung reviewer after idleSeconds and keeps the others' findings", async () => {
@@ -219,7 +283,10 @@ describe("spawn_reviewers inside the real opencode binary", () => {
     expect(hung.error).toBe("fake/hang: no output for 2 s; no model left to fail back to")
     expect(hung.durationMs).toBeGreaterThanOrEqual(2_000)
     expect(hung.durationMs).toBeLessThan(5_000)
-    expect(reviewerOf(outcome, "security")).toMatchObject({ status: "done", findings: [finding("token logged", "security")] })
+    expect(reviewerOf(outcome, "security")).toMatchObject({
+      status: "done",
+      findings: [finding("token logged", "security")],
+    })
     expect(reviewerOf(outcome, "documentation")).toMatchObject({ status: "done", findings: [] })
     expect(outcome.byModel("hang")).toHaveLength(1)
     expect(outcome.toolOutput).toContain('<reviewer_result name="performance" status="failed" model="fake/hang"')
@@ -231,9 +298,11 @@ describe("spawn_reviewers inside the real opencode binary", () => {
     const outcome = await review({
       reviewers: { security: ["fake/garbled-twice"], "code-quality": ["fake/garbled-once"] },
       replies: {
-        "garbled-twice": text("Here you go: <findings><finding severity=\"warning\" file=\"a.ts\"><title>unclosed"),
+        "garbled-twice": text('Here you go: <findings><finding severity="warning" file="a.ts"><title>unclosed'),
         "garbled-once": (request) =>
-          request.lastUser.includes("could not be read") ? text(`<findings/>`) : text("I found nothing, but forgot the block."),
+          request.lastUser.includes("could not be read")
+            ? text(`<findings/>`)
+            : text("I found nothing, but forgot the block."),
       },
     })
     expect(outcome.code, outcome.stderr).toBe(0)
@@ -259,7 +328,12 @@ describe("spawn_reviewers inside the real opencode binary", () => {
     })
     expect(outcome.code, outcome.stderr).toBe(0)
     const security = reviewerOf(outcome, "security")
-    expect(security).toMatchObject({ status: "failed", model: "fake/unauthorised", modelsTried: ["fake/unauthorised"], attempts: 1 })
+    expect(security).toMatchObject({
+      status: "failed",
+      model: "fake/unauthorised",
+      modelsTried: ["fake/unauthorised"],
+      attempts: 1,
+    })
     expect(security.error).toMatch(/^APIError 401: /)
     expect(outcome.byModel("unauthorised")).toHaveLength(1)
     expect(outcome.byModel("never-used")).toHaveLength(0)
@@ -268,7 +342,10 @@ describe("spawn_reviewers inside the real opencode binary", () => {
 
   test("fails back to the next model of the chain on 503 and 429, after OpenCode's own retries", async () => {
     const outcome = await review({
-      reviewers: { security: ["fake/unavailable", "fake/security-backup"], performance: ["fake/rate-limited", "fake/performance-backup"] },
+      reviewers: {
+        security: ["fake/unavailable", "fake/security-backup"],
+        performance: ["fake/rate-limited", "fake/performance-backup"],
+      },
       replies: {
         unavailable: statusReply(503, { headers: { "retry-after-ms": "0" } }),
         "rate-limited": statusReply(429, { headers: { "retry-after-ms": "0" } }),
@@ -285,7 +362,11 @@ describe("spawn_reviewers inside the real opencode binary", () => {
       findings: [finding("found by the backup", "security")],
     })
     expect(reviewerOf(outcome, "security").sessionIDs).toHaveLength(2)
-    expect(reviewerOf(outcome, "performance")).toMatchObject({ status: "done", model: "fake/performance-backup", attempts: 2 })
+    expect(reviewerOf(outcome, "performance")).toMatchObject({
+      status: "done",
+      model: "fake/performance-backup",
+      attempts: 2,
+    })
     // OpenCode retried each failing model 5 times in its session before giving up: 6 requests, one failure.
     expect(outcome.byModel("unavailable")).toHaveLength(6)
     expect(outcome.byModel("rate-limited")).toHaveLength(6)
@@ -295,7 +376,10 @@ describe("spawn_reviewers inside the real opencode binary", () => {
 
   test("fails back at once when OpenCode's next retry is due after the deadline, and on silence during its backoff", async () => {
     const outcome = await review({
-      reviewers: { security: ["fake/retry-in-an-hour", "fake/security-backup"], performance: ["fake/down", "fake/performance-backup"] },
+      reviewers: {
+        security: ["fake/retry-in-an-hour", "fake/security-backup"],
+        performance: ["fake/down", "fake/performance-backup"],
+      },
       limits: { idleSeconds: 3 },
       replies: {
         // retry-after is honoured uncapped: OpenCode would wait an hour (docs/opencode.md#errors-and-retries).
@@ -319,7 +403,11 @@ describe("spawn_reviewers inside the real opencode binary", () => {
   }, 90_000)
 
   test("registers the tool and explains itself when OPENCODE_REVIEWER_WORK_DIR is missing", async () => {
-    const outcome = await review({ reviewers: { security: ["fake/security-ok"] }, replies: { "security-ok": findingsReply([]) }, withoutWorkDir: true })
+    const outcome = await review({
+      reviewers: { security: ["fake/security-ok"] },
+      replies: { "security-ok": findingsReply([]) },
+      withoutWorkDir: true,
+    })
     expect(outcome.code, outcome.stderr).toBe(0)
     const call = outcome.events.find((event) => event.type === "tool_use")!
     expect(call.part.state.status).toBe("completed")

@@ -4,7 +4,18 @@ import { readFile, writeFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
 import { findingsReply, statusReply, toolCall, type GitlabFake, type RecordedRequest } from "@opencode-reviewer/testkit"
-import { botNotes, cleanUp, descendantsOf, gitlabScenario, judge, runCli, specialists, sqlFinding, type CliRun, type Scenario } from "./harness"
+import {
+  botNotes,
+  cleanUp,
+  descendantsOf,
+  gitlabScenario,
+  judge,
+  runCli,
+  specialists,
+  sqlFinding,
+  type CliRun,
+  type Scenario,
+} from "./harness"
 
 // "GITLAB_TOKEN, CI_JOB_TOKEN and every other CI credential appear in no OpenCode process's
 // environment, no model request, no file in the output or work dir, and no log line, at any log
@@ -13,11 +24,11 @@ import { botNotes, cleanUp, descendantsOf, gitlabScenario, judge, runCli, specia
 
 afterEach(cleanUp)
 
-
 /** The credentials a GitLab CI job typically has in its environment, each a unique random value. */
 function ciSecrets(fake: GitlabFake): Record<string, string> {
   const random = (prefix: string) => `${prefix}${randomBytes(12).toString("hex")}`
-  const jwt = () => `eyJhbGciOiJSUzI1NiJ9.${randomBytes(24).toString("base64url")}.${randomBytes(24).toString("base64url")}`
+  const jwt = () =>
+    `eyJhbGciOiJSUzI1NiJ9.${randomBytes(24).toString("base64url")}.${randomBytes(24).toString("base64url")}`
   const repository = new URL(fake.url)
   repository.username = "gitlab-ci-token"
   repository.password = fake.tokens.job
@@ -46,7 +57,12 @@ function needles(secrets: Record<string, string>): [string, string][] {
 /** The names of the needles found in `haystack` (a string, or bytes read as latin1 and UTF-16LE). */
 function leaks(haystack: string | Buffer, secrets: [string, string][]): string[] {
   if (typeof haystack === "string") return secrets.filter(([, value]) => haystack.includes(value)).map(([name]) => name)
-  return secrets.filter(([, value]) => haystack.includes(Buffer.from(value, "latin1")) || haystack.includes(Buffer.from(value, "utf16le"))).map(([name]) => name)
+  return secrets
+    .filter(
+      ([, value]) =>
+        haystack.includes(Buffer.from(value, "latin1")) || haystack.includes(Buffer.from(value, "utf16le")),
+    )
+    .map(([name]) => name)
 }
 
 /** One process seen while the review ran. */
@@ -81,7 +97,12 @@ function processRecorder() {
 }
 
 function environOf(process_: SeenProcess): Record<string, string> {
-  return Object.fromEntries(process_.environ.split("\0").filter(Boolean).map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]))
+  return Object.fromEntries(
+    process_.environ
+      .split("\0")
+      .filter(Boolean)
+      .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
+  )
 }
 
 /** Every file below `dir`, recursively (symlinks are not followed). */
@@ -100,7 +121,9 @@ async function secretScenario() {
   const { scenario, fake, env } = await gitlabScenario()
   const secrets = ciSecrets(fake)
   const apiKey = `fake-provider-key-${randomBytes(12).toString("hex")}`
-  const config = JSON.parse(await readFile(scenario.configFile, "utf8")) as { provider: { fake: { options: { apiKey: string } } } }
+  const config = JSON.parse(await readFile(scenario.configFile, "utf8")) as {
+    provider: { fake: { options: { apiKey: string } } }
+  }
   config.provider.fake.options.apiKey = "{env:FAKE_API_KEY}"
   await writeFile(scenario.configFile, JSON.stringify(config))
   // A runner's checkout keeps CI_REPOSITORY_URL, token included, as its origin.
@@ -117,7 +140,10 @@ async function secretScenario() {
 }
 
 /** Wraps a reply so every request first snapshots the process tree (opencode and its MCP server are alive then). */
-function sampling<T>(recorder: ReturnType<typeof processRecorder>, reply: (request: RecordedRequest) => T): (request: RecordedRequest) => T {
+function sampling<T>(
+  recorder: ReturnType<typeof processRecorder>,
+  reply: (request: RecordedRequest) => T,
+): (request: RecordedRequest) => T {
   return (request) => {
     recorder.snapshot()
     return reply(request)
@@ -131,15 +157,22 @@ function sampling<T>(recorder: ReturnType<typeof processRecorder>, reply: (reque
  * stderr, every model request, and what reached GitLab.
  */
 async function outputs(scenario: Scenario, run: CliRun, fake: GitlabFake): Promise<[string, string | Buffer][]> {
-  const checkout = filesUnder(scenario.repo.dir).filter((file) => !file.startsWith(join(scenario.repo.dir, ".git") + "/"))
-  const files = [...new Set([...filesUnder(dirname(scenario.configFile)), ...filesUnder(scenario.outputDir), ...checkout])]
+  const checkout = filesUnder(scenario.repo.dir).filter(
+    (file) => !file.startsWith(join(scenario.repo.dir, ".git") + "/"),
+  )
+  const files = [
+    ...new Set([...filesUnder(dirname(scenario.configFile)), ...filesUnder(scenario.outputDir), ...checkout]),
+  ]
   expect(files.some((file) => file.endsWith("opencode.db"))).toBe(true)
   expect(files.some((file) => file.endsWith(".log") && file.includes("opencode-home"))).toBe(true)
   return [
     ["stdout", run.stdout],
     ["stderr", run.stderr],
     ...(await Promise.all(files.map(async (file): Promise<[string, Buffer]> => [file, await readFile(file)]))),
-    ...scenario.server.requests.map((request): [string, string] => [`model request ${request.id} (${request.model})`, JSON.stringify({ body: request.body, headers: request.headers, system: request.system })]),
+    ...scenario.server.requests.map((request): [string, string] => [
+      `model request ${request.id} (${request.model})`,
+      JSON.stringify({ body: request.body, headers: request.headers, system: request.system }),
+    ]),
     ["GitLab notes", JSON.stringify({ notes: fake.state.notes, discussions: fake.state.discussions })],
     ["bodies sent to GitLab", JSON.stringify(fake.state.requests.map((request) => request.body ?? null))],
   ]
@@ -154,7 +187,11 @@ describe("CI credentials", () => {
   test("reach no opencode process, model request, output file, log line or GitLab note; the provider key reaches opencode", async () => {
     const { scenario, fake, secrets, apiKey, runEnv, recorder } = await secretScenario()
     scenario.setReply("fake/coordinator", sampling(recorder, judge))
-    for (const name of specialists) scenario.setReply(`fake/${name}`, sampling(recorder, () => findingsReply(name === "security" ? [sqlFinding] : [])))
+    for (const name of specialists)
+      scenario.setReply(
+        `fake/${name}`,
+        sampling(recorder, () => findingsReply(name === "security" ? [sqlFinding] : [])),
+      )
     const run = await runCli(scenario, runEnv, { args: ["--verbose"] })
     expect(run.code, run.stderr).toBe(2)
     expect(botNotes(fake).length).toBeGreaterThan(0)
@@ -166,7 +203,8 @@ describe("CI credentials", () => {
     expect(opencode.length, JSON.stringify(below.map((seen) => seen.command))).toBeGreaterThan(0)
     expect(commentServer.length, JSON.stringify(below.map((seen) => seen.command))).toBeGreaterThan(0)
     for (const seen of opencode) expect(environOf(seen).FAKE_API_KEY).toBe(apiKey)
-    for (const seen of commentServer) expect(environOf(seen).OPENCODE_REVIEWER_WORK_DIR).toBe(join(scenario.outputDir, "work"))
+    for (const seen of commentServer)
+      expect(environOf(seen).OPENCODE_REVIEWER_WORK_DIR).toBe(join(scenario.outputDir, "work"))
     const secretList = needles(secrets)
     expectNoLeaks(processPlaces(below), secretList)
 
@@ -179,13 +217,24 @@ describe("CI credentials", () => {
     const places = await outputs(scenario, run, fake)
     expectNoLeaks(places, secretList)
     // The provider key itself is in no file, log line or note either (only in opencode's env and the header).
-    expectNoLeaks(places.filter(([where]) => !where.startsWith("model request")), [["FAKE_API_KEY", apiKey]])
+    expectNoLeaks(
+      places.filter(([where]) => !where.startsWith("model request")),
+      [["FAKE_API_KEY", apiKey]],
+    )
   })
 
   test("a review where every model answers 401 prints and writes no credential either", async () => {
     const { scenario, fake, secrets, apiKey, runEnv, recorder } = await secretScenario()
-    const refused = sampling(recorder, () => statusReply(401, { message: "Incorrect API key provided (scripted)", type: "invalid_request_error", code: "invalid_api_key", headers: { "retry-after-ms": "0" } }))
-    for (const model of ["fake/coordinator", ...specialists.map((name) => `fake/${name}`)]) scenario.setReply(model, refused)
+    const refused = sampling(recorder, () =>
+      statusReply(401, {
+        message: "Incorrect API key provided (scripted)",
+        type: "invalid_request_error",
+        code: "invalid_api_key",
+        headers: { "retry-after-ms": "0" },
+      }),
+    )
+    for (const model of ["fake/coordinator", ...specialists.map((name) => `fake/${name}`)])
+      scenario.setReply(model, refused)
     const run = await runCli(scenario, runEnv, { args: ["--verbose"] })
     expect(run.code, run.stderr).toBe(1)
     // The error path's own words (its exact text is not this test's business): an error line naming the 401.
@@ -199,7 +248,10 @@ describe("CI credentials", () => {
     expectNoLeaks(processPlaces(below), secretList)
     const places = await outputs(scenario, run, fake)
     expectNoLeaks(places, secretList)
-    expectNoLeaks(places.filter(([where]) => !where.startsWith("model request")), [["FAKE_API_KEY", apiKey]])
+    expectNoLeaks(
+      places.filter(([where]) => !where.startsWith("model request")),
+      [["FAKE_API_KEY", apiKey]],
+    )
   })
 
   // A GitLab checkout may keep CI_REPOSITORY_URL, CI_JOB_TOKEN included, as origin in .git/config
@@ -211,10 +263,14 @@ describe("CI credentials", () => {
   test("a reviewer asking to read .git/config is refused, and nothing of the token reaches the model or a file", async () => {
     const { scenario, fake, secrets, runEnv } = await secretScenario()
     const gitConfig = join(scenario.repo.dir, ".git", "config")
-    scenario.setReply("fake/security", (request) => (request.toolResults.length === 0 ? toolCall("read", { filePath: gitConfig }) : findingsReply([sqlFinding])))
+    scenario.setReply("fake/security", (request) =>
+      request.toolResults.length === 0 ? toolCall("read", { filePath: gitConfig }) : findingsReply([sqlFinding]),
+    )
     const run = await runCli(scenario, runEnv)
     expect(run.code, run.stderr).toBe(2)
-    const answered = scenario.server.requests.find((request) => request.model === "security" && request.toolResults.length > 0)
+    const answered = scenario.server.requests.find(
+      (request) => request.model === "security" && request.toolResults.length > 0,
+    )
     expect(answered?.toolResults[0]?.content).toBeDefined()
     expect(answered!.toolResults[0]!.content).not.toContain('[remote "origin"]')
     expectNoLeaks(await outputs(scenario, run, fake), needles(secrets))
@@ -225,14 +281,21 @@ describe("CI credentials", () => {
     // A build step that logged the clone URL into the workspace (untracked, so not in the diff).
     const log = join(scenario.repo.dir, "build.log")
     await writeFile(log, `cloning ${secrets.CI_REPOSITORY_URL}\ndone\n`)
-    scenario.setReply("fake/security", (request) => (request.toolResults.length === 0 ? toolCall("read", { filePath: log }) : findingsReply([sqlFinding])))
+    scenario.setReply("fake/security", (request) =>
+      request.toolResults.length === 0 ? toolCall("read", { filePath: log }) : findingsReply([sqlFinding]),
+    )
     const run = await runCli(scenario, runEnv)
     expect(run.code, run.stderr).toBe(2)
     // The read ran and its result reached the model, with the credential replaced.
-    const answered = scenario.server.requests.find((request) => request.model === "security" && request.toolResults.length > 0)
+    const answered = scenario.server.requests.find(
+      (request) => request.model === "security" && request.toolResults.length > 0,
+    )
     expect(answered?.toolResults[0]?.content).toContain("cloning http://[redacted]@")
     // The planted file itself holds the token, of course; everything else must not.
-    expectNoLeaks((await outputs(scenario, run, fake)).filter(([where]) => !where.endsWith("build.log")), needles(secrets))
+    expectNoLeaks(
+      (await outputs(scenario, run, fake)).filter(([where]) => !where.endsWith("build.log")),
+      needles(secrets),
+    )
   })
 })
 
@@ -241,12 +304,17 @@ function classify(recorder: ReturnType<typeof processRecorder>, run: CliRun) {
   // The CLI itself holds the credentials by design (it posts with GITLAB_TOKEN); what matters is
   // each opencode child and everything it spawns.
   const seen = [...recorder.seen.values()]
-  const opencode = seen.filter((process_) => process_.ppid === run.pid && /(^|\/)opencode$/.test(process_.command[0] ?? ""))
+  const opencode = seen.filter(
+    (process_) => process_.ppid === run.pid && /(^|\/)opencode$/.test(process_.command[0] ?? ""),
+  )
   const roots = new Set(opencode.map((process_) => process_.pid))
   const byPid = new Map(seen.map((process_) => [process_.pid, process_]))
-  const inTree = (process_: SeenProcess | undefined): boolean => process_ !== undefined && (roots.has(process_.pid) || inTree(byPid.get(process_.ppid)))
+  const inTree = (process_: SeenProcess | undefined): boolean =>
+    process_ !== undefined && (roots.has(process_.pid) || inTree(byPid.get(process_.ppid)))
   const below = seen.filter((process_) => inTree(process_))
-  const commentServer = below.filter((process_) => process_.command.some((part) => /comment-server\.(ts|js)$/.test(part)))
+  const commentServer = below.filter((process_) =>
+    process_.command.some((part) => /comment-server\.(ts|js)$/.test(part)),
+  )
   return { below, opencode, commentServer }
 }
 

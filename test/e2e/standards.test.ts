@@ -9,7 +9,7 @@ afterEach(cleanUp)
 
 const standard = [
   "---",
-  "paths: [\"src/**\"]",
+  'paths: ["src/**"]',
   "---",
   "# ENG-001: Timeouts on outbound calls",
   "",
@@ -18,13 +18,14 @@ const standard = [
 ].join("\n")
 
 // Fifteen changed lines: a lite review, which runs the compliance reviewer.
-const client = [
-  "export async function getUser(id: string) {",
-  "  const response = await fetch(`https://users.internal/v1/users/${id}`)",
-  "  return response.json()",
-  "}",
-  ...Array.from({ length: 11 }, (_, n) => `export const route${n} = "/v1/items/${n}"`),
-].join("\n") + "\n"
+const client =
+  [
+    "export async function getUser(id: string) {",
+    "  const response = await fetch(`https://users.internal/v1/users/${id}`)",
+    "  return response.json()",
+    "}",
+    ...Array.from({ length: 11 }, (_, n) => `export const route${n} = "/v1/items/${n}"`),
+  ].join("\n") + "\n"
 
 const violation = {
   severity: "warning" as const,
@@ -37,7 +38,11 @@ const violation = {
 
 // The scripted compliance reviewer reports the violation only if the standard is in its prompt.
 const compliance = (request: RecordedRequest) =>
-  findingsReply(request.system.includes("<standard id=\"ENG-001\"") && request.system.includes("MUST pass an AbortSignal") ? [violation] : [])
+  findingsReply(
+    request.system.includes('<standard id="ENG-001"') && request.system.includes("MUST pass an AbortSignal")
+      ? [violation]
+      : [],
+  )
 
 const quiet = findingsReply([])
 const replies = { "fake/compliance": compliance, "fake/security": quiet }
@@ -62,12 +67,22 @@ describe("engineering standards", () => {
     const toCompliance = requests.filter((request) => request.model === "compliance")
     expect(toCompliance.length).toBeGreaterThan(0)
     expect(toCompliance[0]!.system).toContain("## ENG-001: Timeouts on outbound calls")
-    expect(toCompliance[0]!.system).toContain('<standard id="ENG-001" source="docs/standards/ENG-001.md" applies-to="src/**">')
+    expect(toCompliance[0]!.system).toContain(
+      '<standard id="ENG-001" source="docs/standards/ENG-001.md" applies-to="src/**">',
+    )
     const others = requests.filter((request) => request.model !== "compliance")
     expect(new Set(others.map((request) => request.model)).size).toBeGreaterThan(0)
     for (const request of others) expect(request.system, request.model).not.toContain("ENG-001")
 
-    expect(run.record!.findings).toEqual([expect.objectContaining({ reviewer: "compliance", severity: "warning", file: "src/client.ts", line: 2, title: violation.title })])
+    expect(run.record!.findings).toEqual([
+      expect.objectContaining({
+        reviewer: "compliance",
+        severity: "warning",
+        file: "src/client.ts",
+        line: 2,
+        title: violation.title,
+      }),
+    ])
     expect(run.record!.decision).toBe("approved_with_comments")
   })
 
@@ -83,11 +98,17 @@ describe("engineering standards", () => {
       },
     })
     cleanups.push(async () => void server.stop(true))
-    const scenario = await createScenario({ files: { "src/client.ts": client }, replies, config: { standards: `http://127.0.0.1:${server.port}/eng/index.json` } })
+    const scenario = await createScenario({
+      files: { "src/client.ts": client },
+      replies,
+      config: { standards: `http://127.0.0.1:${server.port}/eng/index.json` },
+    })
     const run = await scenario.run()
     expect(run.stderr).not.toContain("warning: standards")
     const toCompliance = reviewerRequests(scenario.server).filter((request) => request.model === "compliance")
-    expect(toCompliance[0]!.system).toContain(`<standard id="ENG-001" source="http://127.0.0.1:${server.port}/eng/ENG-001.md" applies-to="src/**">`)
+    expect(toCompliance[0]!.system).toContain(
+      `<standard id="ENG-001" source="http://127.0.0.1:${server.port}/eng/ENG-001.md" applies-to="src/**">`,
+    )
     expect(run.record!.findings.map((finding) => finding.title)).toEqual([violation.title])
   })
 })

@@ -6,7 +6,8 @@ import { scanMarkdown } from "./markdown"
 const fixture = (name: string) => readFileSync(new URL(`./__fixtures__/${name}`, import.meta.url), "utf8")
 const lineOf = (text: string) => scanMarkdown(text).lines[0]!
 const filler = (text: string) => fillerPhraseOf(lineOf(text))
-const shape = (findings: ReturnType<typeof checkAgentsMd>) => findings.map(({ file, line, severity, category, title }) => ({ file, line, severity, category, title }))
+const shape = (findings: ReturnType<typeof checkAgentsMd>) =>
+  findings.map(({ file, line, severity, category, title }) => ({ file, line, severity, category, title }))
 
 describe("checkAgentsMd on real files", () => {
   test("this repository's own AGENTS.md (concise, every tool with its command) has no findings", () => {
@@ -25,7 +26,13 @@ describe("checkAgentsMd on real files", () => {
   test("a filler-heavy file: one suggestion on the first filler line, the other seven listed", () => {
     const findings = checkAgentsMd("AGENTS.md", fixture("filler.md"))
     expect(shape(findings)).toEqual([
-      { file: "AGENTS.md", line: 7, severity: "suggestion", category: "agents-md", title: "Generic filler an agent cannot act on (8 lines)" },
+      {
+        file: "AGENTS.md",
+        line: 7,
+        severity: "suggestion",
+        category: "agents-md",
+        title: "Generic filler an agent cannot act on (8 lines)",
+      },
     ])
     const body = findings[0]!.body
     expect([...body.matchAll(/^- line (\d+):/gm)].map((match) => Number(match[1]))).toEqual([8, 9, 10, 11, 12, 15, 25])
@@ -37,7 +44,13 @@ describe("checkAgentsMd on real files", () => {
   test("a 260-line file: one suggestion at line 201 naming its length and its biggest sections", () => {
     const findings = checkAgentsMd("AGENTS.md", fixture("long.md"))
     expect(shape(findings)).toEqual([
-      { file: "AGENTS.md", line: 201, severity: "suggestion", category: "agents-md", title: "AGENTS.md is 260 lines long (over 200)" },
+      {
+        file: "AGENTS.md",
+        line: 201,
+        severity: "suggestion",
+        category: "agents-md",
+        title: "AGENTS.md is 260 lines long (over 200)",
+      },
     ])
     expect(findings[0]!.body).toContain("This file is 260 lines long")
     expect(findings[0]!.body).toContain('"Services" (184 lines from line 14), "Rules" (54 lines from line 203)')
@@ -47,16 +60,19 @@ describe("checkAgentsMd on real files", () => {
   test("tools named without commands: one suggestion at the first mention listing each tool", () => {
     const findings = checkAgentsMd("AGENTS.md", fixture("tools.md"))
     expect(shape(findings)).toEqual([
-      { file: "AGENTS.md", line: 7, severity: "suggestion", category: "agents-md", title: "Tools named with no command to run them: Vitest, Playwright, ESLint, Prettier, Turborepo and pnpm" },
+      {
+        file: "AGENTS.md",
+        line: 7,
+        severity: "suggestion",
+        category: "agents-md",
+        title: "Tools named with no command to run them: Vitest, Playwright, ESLint, Prettier, Turborepo and pnpm",
+      },
     ])
-    expect([...findings[0]!.body.matchAll(/^- (.+): first named on line (\d+)$/gm)].map((match) => `${match[1]}@${match[2]}`)).toEqual([
-      "Vitest@7",
-      "Playwright@7",
-      "ESLint@8",
-      "Prettier@8",
-      "Turborepo@9",
-      "pnpm@9",
-    ])
+    expect(
+      [...findings[0]!.body.matchAll(/^- (.+): first named on line (\d+)$/gm)].map(
+        (match) => `${match[1]}@${match[2]}`,
+      ),
+    ).toEqual(["Vitest@7", "Playwright@7", "ESLint@8", "Prettier@8", "Turborepo@9", "pnpm@9"])
     // In a link (Storybook, Biome), ruled out (Jest), or a heading over its command block (Docker Compose): not named.
     expect(findings[0]!.body).not.toMatch(/Biome|Jest|Docker Compose|Storybook/)
   })
@@ -64,8 +80,20 @@ describe("checkAgentsMd on real files", () => {
   test("a nested AGENTS.md keeps its own path and gets one finding per problem", () => {
     const path = "packages/api/AGENTS.md"
     expect(shape(checkAgentsMd(path, fixture("nested/packages/api/AGENTS.md")))).toEqual([
-      { file: path, line: 15, severity: "suggestion", category: "agents-md", title: "mypy named with no command to run it" },
-      { file: path, line: 16, severity: "suggestion", category: "agents-md", title: "Generic filler an agent cannot act on" },
+      {
+        file: path,
+        line: 15,
+        severity: "suggestion",
+        category: "agents-md",
+        title: "mypy named with no command to run it",
+      },
+      {
+        file: path,
+        line: 16,
+        severity: "suggestion",
+        category: "agents-md",
+        title: "Generic filler an agent cannot act on",
+      },
     ])
   })
 })
@@ -146,12 +174,19 @@ describe("generic filler", () => {
 })
 
 describe("length", () => {
-  const lines = (count: number) => Array.from({ length: count }, (_, index) => `- rule ${index + 1}: run \`make step${index + 1}\``).join("\n") + "\n"
+  const lines = (count: number) =>
+    Array.from({ length: count }, (_, index) => `- rule ${index + 1}: run \`make step${index + 1}\``).join("\n") + "\n"
 
   test("200 lines pass; 201 lines get one finding at line 201", () => {
     expect(checkAgentsMd("AGENTS.md", lines(200))).toEqual([])
     expect(shape(checkAgentsMd("AGENTS.md", lines(201)))).toEqual([
-      { file: "AGENTS.md", line: 201, severity: "suggestion", category: "agents-md", title: "AGENTS.md is 201 lines long (over 200)" },
+      {
+        file: "AGENTS.md",
+        line: 201,
+        severity: "suggestion",
+        category: "agents-md",
+        title: "AGENTS.md is 201 lines long (over 200)",
+      },
     ])
   })
 
@@ -183,8 +218,12 @@ describe("tools without commands", () => {
 
   test("package managers count only when the file says the project uses one", () => {
     expect(tools("The library is published to npm under @acme/ui.\n")).toEqual([])
-    expect(tools("Dependencies are installed with pnpm.\n").map((finding) => finding.title)).toEqual(["pnpm named with no command to run it"])
-    expect(tools("Dependencies are installed with pnpm.\n\n`npm ci`\n").map((finding) => finding.title)).toEqual(["pnpm named with no command to run it"])
+    expect(tools("Dependencies are installed with pnpm.\n").map((finding) => finding.title)).toEqual([
+      "pnpm named with no command to run it",
+    ])
+    expect(tools("Dependencies are installed with pnpm.\n\n`npm ci`\n").map((finding) => finding.title)).toEqual([
+      "pnpm named with no command to run it",
+    ])
   })
 
   test("a heading names a tool only when its section has no command", () => {
@@ -193,6 +232,6 @@ describe("tools without commands", () => {
   })
 
   test("names in code spans, links, URLs and quotes are not prose", () => {
-    expect(tools("See https://vitest.dev and [Jest](https://jestjs.io); the old \"mocha\" setup is gone.\n")).toEqual([])
+    expect(tools('See https://vitest.dev and [Jest](https://jestjs.io); the old "mocha" setup is gone.\n')).toEqual([])
   })
 })

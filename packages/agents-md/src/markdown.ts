@@ -61,7 +61,8 @@ export function scanMarkdown(text: string): ScannedFile {
     const base = { number, text: line, heading: 0, spans: [] as string[], section }
     if (open !== null) {
       const closing = fence.exec(line)
-      if (closing && closing[1]![0] === open[0] && closing[1]!.length >= open.length && line.trim() === closing[1]) open = null
+      if (closing && closing[1]![0] === open[0] && closing[1]!.length >= open.length && line.trim() === closing[1])
+        open = null
       else if (line.trim() !== "") commands.push(line.trim())
       sectionHasCode[section] = true
       block = -1

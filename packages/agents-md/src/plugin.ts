@@ -1,6 +1,22 @@
-import { coordinatorName, describe, isAgentsFile, parseDiff, type Change, type Finding, type Logger, type PlanView, type ReviewPlugin } from "@opencode-reviewer/core"
+import {
+  coordinatorName,
+  describe,
+  isAgentsFile,
+  parseDiff,
+  type Change,
+  type Finding,
+  type Logger,
+  type PlanView,
+  type ReviewPlugin,
+} from "@opencode-reviewer/core"
 import { checkAgentsMd } from "./checks"
-import { codeFindingsForCoordinator, codeFindingsForReviewer, mechanicsSection, repositorySection, templateSection } from "./sections"
+import {
+  codeFindingsForCoordinator,
+  codeFindingsForReviewer,
+  mechanicsSection,
+  repositorySection,
+  templateSection,
+} from "./sections"
 import { fetchTemplate, type TemplateFetchOptions } from "./template"
 
 /** The reviewer this plugin briefs (core plans it; the plugin only adds to its prompt). */
@@ -39,16 +55,23 @@ export function agentsMdPlugin(options: AgentsMdPluginOptions): ReviewPlugin {
       const [findings, root, template] = await Promise.allSettled([
         checkChangedFiles(plan, options.change, log),
         options.readTrustedFile("AGENTS.md"),
-        options.templateUrl ? fetchTemplate(options.templateUrl, { ...options.template, signal }) : Promise.resolve(null),
+        options.templateUrl
+          ? fetchTemplate(options.templateUrl, { ...options.template, signal })
+          : Promise.resolve(null),
       ])
-      if (findings.status === "rejected") log.warn({ err: findings.reason }, "AGENTS.md checks failed; no code findings")
-      if (root.status === "rejected") log.warn({ err: root.reason }, "cannot read AGENTS.md from the target branch; not injected")
+      if (findings.status === "rejected")
+        log.warn({ err: findings.reason }, "AGENTS.md checks failed; no code findings")
+      if (root.status === "rejected")
+        log.warn({ err: root.reason }, "cannot read AGENTS.md from the target branch; not injected")
       gathered = {
         findings: findings.status === "fulfilled" ? findings.value : [],
         root: root.status === "fulfilled" && root.value !== null && root.value.trim() !== "" ? root.value : null,
         template: template.status === "fulfilled" ? template.value : null,
       }
-      log.debug({ findings: gathered.findings.length, root: gathered.root !== null, template: gathered.template !== null }, "AGENTS.md inputs gathered")
+      log.debug(
+        { findings: gathered.findings.length, root: gathered.root !== null, template: gathered.template !== null },
+        "AGENTS.md inputs gathered",
+      )
       if (template.status === "rejected") {
         // The reason is in the message already; as a `cause` too, the log would print it twice.
         throw new Error(`AGENTS.md template ${shownUrl(options.templateUrl!)} not used: ${describe(template.reason)}`)
@@ -61,10 +84,14 @@ export function agentsMdPlugin(options: AgentsMdPluginOptions): ReviewPlugin {
       if (template !== null) context.injectPrompt("*", templateSection(template))
       const planned = new Set(context.plan.agents.map((agent) => agent.name))
       if (planned.has(reviewerName)) {
-        context.injectPrompt(reviewerName, mechanicsSection(context.plan, root === null ? null : { lines: lineCount(root) }))
+        context.injectPrompt(
+          reviewerName,
+          mechanicsSection(context.plan, root === null ? null : { lines: lineCount(root) }),
+        )
         if (findings.length > 0) context.injectPrompt(reviewerName, codeFindingsForReviewer(findings))
       }
-      if (findings.length > 0 && planned.has(coordinatorName)) context.injectPrompt(coordinatorName, codeFindingsForCoordinator(findings))
+      if (findings.length > 0 && planned.has(coordinatorName))
+        context.injectPrompt(coordinatorName, codeFindingsForCoordinator(findings))
     },
   }
 }
@@ -74,7 +101,11 @@ export function agentsMdPlugin(options: AgentsMdPluginOptions): ReviewPlugin {
  * the head. Without the head text (a bare patch), an added file is rebuilt from its diff, which then
  * holds all of it; a modified file is skipped, since its unchanged lines are unknown.
  */
-export async function checkChangedFiles(plan: Pick<PlanView, "files">, change: AgentsMdPluginOptions["change"], log: Logger): Promise<Finding[]> {
+export async function checkChangedFiles(
+  plan: Pick<PlanView, "files">,
+  change: AgentsMdPluginOptions["change"],
+  log: Logger,
+): Promise<Finding[]> {
   const targets = plan.files.filter((file) => isAgentsFile(file.path) && file.status !== "deleted")
   if (targets.length === 0) return []
   const findings: Finding[] = []

@@ -1,4 +1,10 @@
-import { isAgentsFile, sanitizeUntrusted, type Finding, type PlanView, type PromptSection } from "@opencode-reviewer/core"
+import {
+  isAgentsFile,
+  sanitizeUntrusted,
+  type Finding,
+  type PlanView,
+  type PromptSection,
+} from "@opencode-reviewer/core"
 import { projectMechanics, type MechanicsChange, type Significance } from "./mechanics"
 
 // The prompt sections this plugin injects. Every string that can come from the merge request (file
@@ -26,7 +32,9 @@ const clean = (text: string) => sanitizeUntrusted(text).text
 
 function fenced(tag: string, attributes: string, text: string): string {
   const capped = capText(clean(text))
-  const note = capped.truncated ? `\n[truncated: the file is ${Math.round(capped.bytes / 1024)} KB; only the first ${injectCapBytes / 1024} KB are shown]` : ""
+  const note = capped.truncated
+    ? `\n[truncated: the file is ${Math.round(capped.bytes / 1024)} KB; only the first ${injectCapBytes / 1024} KB are shown]`
+    : ""
   return `<${tag}${attributes}>\n${capped.text.replace(/\n*$/, "")}\n</${tag}>${note}`
 }
 
@@ -70,16 +78,24 @@ export function mechanicsSection(plan: PlanView, root: { lines: number } | null)
   const editing = agentsFiles.filter((file) => file.status !== "deleted")
   const covering = (change: MechanicsChange) => {
     const found = editing.filter((file) => change.paths.some((path) => covers(file.path, path)))
-    return found.length > 0 ? ` [AGENTS.md covering it changed here: ${found.map((file) => file.path).join(", ")}]` : " [no AGENTS.md covering it changed here]"
+    return found.length > 0
+      ? ` [AGENTS.md covering it changed here: ${found.map((file) => file.path).join(", ")}]`
+      : " [no AGENTS.md covering it changed here]"
   }
-  const parts = ["Computed by code from every file of the diff, lockfiles included. Start from these facts and read the files to confirm them; do not report what is low."]
+  const parts = [
+    "Computed by code from every file of the diff, lockfiles included. Start from these facts and read the files to confirm them; do not report what is low.",
+  ]
   if (mechanics.length === 0) {
-    parts.push("No change to project mechanics: no manifest, lockfile, build, test, lint, CI, toolchain or environment file changed.")
+    parts.push(
+      "No change to project mechanics: no manifest, lockfile, build, test, lint, CI, toolchain or environment file changed.",
+    )
   }
   for (const level of ["high", "medium", "low"] as const) {
     const entries = mechanics.filter((change) => change.level === level)
     if (entries.length === 0) continue
-    const lines = entries.slice(0, listCap).map((change) => `- ${change.kind}: ${change.detail}${level === "low" ? "" : covering(change)}`)
+    const lines = entries
+      .slice(0, listCap)
+      .map((change) => `- ${change.kind}: ${change.detail}${level === "low" ? "" : covering(change)}`)
     if (entries.length > listCap) lines.push(`- and ${entries.length - listCap} more`)
     parts.push([levelHeads[level], ...lines].join("\n"))
   }
@@ -88,8 +104,16 @@ export function mechanicsSection(plan: PlanView, root: { lines: number } | null)
       ? `AGENTS.md files in this change: ${agentsFiles.map((file) => `${file.path} (${file.status})`).join(", ")}.`
       : "This change does not touch any AGENTS.md or CLAUDE.md.",
   )
-  parts.push(root ? `Root AGENTS.md on the target branch: present, ${root.lines} lines (injected below for every agent).` : "Root AGENTS.md on the target branch: absent.")
-  return { title: "Project mechanics this change touches (computed by code)", order: 20, body: clean(parts.join("\n\n")) }
+  parts.push(
+    root
+      ? `Root AGENTS.md on the target branch: present, ${root.lines} lines (injected below for every agent).`
+      : "Root AGENTS.md on the target branch: absent.",
+  )
+  return {
+    title: "Project mechanics this change touches (computed by code)",
+    order: 20,
+    body: clean(parts.join("\n\n")),
+  }
 }
 
 /** The deterministic findings, for the agents-md reviewer: already in the review, never to repeat. */
@@ -121,7 +145,12 @@ export function codeFindingsForCoordinator(findings: readonly Finding[]): Prompt
 }
 
 function listFindings(findings: readonly Finding[]): string {
-  return findings.map((finding) => `- ${finding.file}${finding.line === null ? "" : `:${finding.line}`} (${finding.severity}) ${finding.title}`).join("\n")
+  return findings
+    .map(
+      (finding) =>
+        `- ${finding.file}${finding.line === null ? "" : `:${finding.line}`} (${finding.severity}) ${finding.title}`,
+    )
+    .join("\n")
 }
 
 // A nested AGENTS.md covers its own folder and everything below it.

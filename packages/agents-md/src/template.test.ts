@@ -13,11 +13,15 @@ beforeAll(() => {
     port: 0,
     fetch(request) {
       const path = new URL(request.url).pathname
-      if (path === "/ok.md") return new Response(template, { headers: { "content-type": "text/markdown; charset=utf-8" } })
+      if (path === "/ok.md")
+        return new Response(template, { headers: { "content-type": "text/markdown; charset=utf-8" } })
       if (path === "/plain") return new Response(template, { headers: { "content-type": "text/plain" } })
       if (path === "/missing") return new Response("not here", { status: 404 })
       if (path === "/html") return new Response("<html>login</html>", { headers: { "content-type": "text/html" } })
-      if (path === "/big-html") return new Response(`<html>${"x".repeat(5000)}</html>`, { headers: { "content-type": "text/html; charset=utf-8" } })
+      if (path === "/big-html")
+        return new Response(`<html>${"x".repeat(5000)}</html>`, {
+          headers: { "content-type": "text/html; charset=utf-8" },
+        })
       if (path === "/empty") return new Response(" \n\n", { headers: { "content-type": "text/markdown" } })
       if (path === "/big") return new Response("x".repeat(5000), { headers: { "content-type": "text/markdown" } })
       if (path === "/big-stream") {
@@ -80,7 +84,9 @@ describe("fetchTemplate", () => {
 
   test("fails on a content type that is not Markdown or text, even when the page is also over the cap", async () => {
     expect(await failure(fetchTemplate(`${base}/html`))).toBe("content type text/html is not Markdown or plain text")
-    expect(await failure(fetchTemplate(`${base}/big-html`, { maxBytes: 4096 }))).toBe("content type text/html is not Markdown or plain text")
+    expect(await failure(fetchTemplate(`${base}/big-html`, { maxBytes: 4096 }))).toBe(
+      "content type text/html is not Markdown or plain text",
+    )
   })
 
   test("fails on an empty template", async () => {
@@ -88,15 +94,23 @@ describe("fetchTemplate", () => {
   })
 
   test("fails on a body over the size cap, declared or streamed", async () => {
-    expect(await failure(fetchTemplate(`${base}/big`, { maxBytes: 4096 }))).toBe("the template is 5000 bytes, over the 4096-byte limit")
-    expect(await failure(fetchTemplate(`${base}/big-stream`, { maxBytes: 4096 }))).toBe("the template is over the 4096-byte limit")
+    expect(await failure(fetchTemplate(`${base}/big`, { maxBytes: 4096 }))).toBe(
+      "the template is 5000 bytes, over the 4096-byte limit",
+    )
+    expect(await failure(fetchTemplate(`${base}/big-stream`, { maxBytes: 4096 }))).toBe(
+      "the template is over the 4096-byte limit",
+    )
   })
 
   test("gives up on a body that stalls at the timeout, and stops when the review is cancelled", async () => {
     // The message comes only from the fetch's own deadline timer (the server never finishes).
     // (Hangs, stalls and aborts in general are core's fetch-text tests; these are the template's words.)
-    expect(await failure(fetchTemplate(`${base}/hang-body`, { timeoutMs: 150 }))).toBe("no complete answer within 150 ms")
-    expect(await failure(fetchTemplate(`${base}/ok.md`, { signal: AbortSignal.abort() }))).toBe("the fetch was cancelled")
+    expect(await failure(fetchTemplate(`${base}/hang-body`, { timeoutMs: 150 }))).toBe(
+      "no complete answer within 150 ms",
+    )
+    expect(await failure(fetchTemplate(`${base}/ok.md`, { signal: AbortSignal.abort() }))).toBe(
+      "the fetch was cancelled",
+    )
   })
 
   test("refuses URLs that are not http(s)", async () => {

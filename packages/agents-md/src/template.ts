@@ -41,7 +41,8 @@ export async function fetchTemplate(url: string, options: TemplateFetchOptions =
   } catch {
     throw new TemplateFetchError("the URL is not valid")
   }
-  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") throw new TemplateFetchError(`${parsed.protocol} URLs are not fetched; use http(s)`)
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:")
+    throw new TemplateFetchError(`${parsed.protocol} URLs are not fetched; use http(s)`)
 
   const fetched = await fetchText(parsed.href, {
     timeoutMs,
@@ -79,5 +80,6 @@ export async function fetchTemplate(url: string, options: TemplateFetchOptions =
 }
 
 function refuseType(type: string): void {
-  if (type.trim() !== "" && !textTypes.test(type.trim())) throw new TemplateFetchError(`content type ${type.split(";")[0]!.trim()} is not Markdown or plain text`)
+  if (type.trim() !== "" && !textTypes.test(type.trim()))
+    throw new TemplateFetchError(`content type ${type.split(";")[0]!.trim()} is not Markdown or plain text`)
 }

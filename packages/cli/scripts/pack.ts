@@ -46,9 +46,12 @@ for (const entry of entries) {
     throw new Error(`bundling ${entry.source} failed`)
   }
   const [output, ...extra] = result.outputs
-  if (!output || extra.length > 0) throw new Error(`${entry.source} produced ${result.outputs.length} files; expected one`)
+  if (!output || extra.length > 0)
+    throw new Error(`${entry.source} produced ${result.outputs.length} files; expected one`)
   const code = (await output.text()).replace(/^#!.*\n/, "")
-  await writeFile(join(lib, entry.name), entry.shebang ? `#!/usr/bin/env bun\n${code}` : code, { mode: entry.shebang ? 0o755 : 0o644 })
+  await writeFile(join(lib, entry.name), entry.shebang ? `#!/usr/bin/env bun\n${code}` : code, {
+    mode: entry.shebang ? 0o755 : 0o644,
+  })
 }
 await cp(join(root, "prompts"), join(lib, "prompts"), { recursive: true })
 await cp(join(cliDir, "demo"), join(lib, "demo"), { recursive: true })
@@ -73,10 +76,15 @@ const published = {
 await writeFile(join(out, "package.json"), JSON.stringify(published, null, 2) + "\n")
 
 if (!process.argv.includes("--no-tgz")) {
-  const packed = Bun.spawnSync(["npm", "pack", "--json", "--pack-destination", join(root, "dist")], { cwd: out, stderr: "pipe" })
+  const packed = Bun.spawnSync(["npm", "pack", "--json", "--pack-destination", join(root, "dist")], {
+    cwd: out,
+    stderr: "pipe",
+  })
   if (packed.exitCode !== 0) throw new Error(`npm pack failed: ${packed.stderr.toString()}`)
   const [info] = JSON.parse(packed.stdout.toString()) as { filename: string; size: number; unpackedSize: number }[]
-  console.log(`dist/${info!.filename} (${(info!.size / 1e6).toFixed(2)} MB packed, ${(info!.unpackedSize / 1e6).toFixed(2)} MB unpacked)`)
+  console.log(
+    `dist/${info!.filename} (${(info!.size / 1e6).toFixed(2)} MB packed, ${(info!.unpackedSize / 1e6).toFixed(2)} MB unpacked)`,
+  )
 } else {
   console.log(`dist/package/ built`)
 }

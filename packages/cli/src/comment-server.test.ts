@@ -37,7 +37,14 @@ beforeEach(async () => {
   workDir = await mkdtemp(join(tmpdir(), "comment-server-"))
   await writeFile(
     join(workDir, "plan.json"),
-    JSON.stringify({ tier: "lite", files: [{ path: "src/db.ts", noise: null }, { path: "README.md", noise: null }], agents: [] }),
+    JSON.stringify({
+      tier: "lite",
+      files: [
+        { path: "src/db.ts", noise: null },
+        { path: "README.md", noise: null },
+      ],
+      agents: [],
+    }),
   )
 })
 
@@ -56,14 +63,30 @@ describe("handleSubmitReview", () => {
     const now = () => new Date("2026-03-01T10:00:00.000Z")
     const result = await handleSubmitReview(workDir, { review: goodReview }, { now })
     expect(result).toMatchObject({ ok: true, replaced: false })
-    expect(result.text).toBe("review recorded: 2 findings (1 critical, 1 suggestion). Note: 1 exact duplicate(s) merged. You are done; stop here.")
+    expect(result.text).toBe(
+      "review recorded: 2 findings (1 critical, 1 suggestion). Note: 1 exact duplicate(s) merged. You are done; stop here.",
+    )
     const stored = await submission()
     expect(stored.submittedAt).toBe("2026-03-01T10:00:00.000Z")
     expect(stored.rawXml).toBe(goodReview)
     expect(stored.review.answer).toBeNull()
     expect(stored.review.findings).toEqual([
-      { severity: "critical", file: "src/db.ts", line: 12, category: "security", title: "SQL built from request input", body: "Use a parameterised query & validate the id." },
-      { severity: "suggestion", file: "README.md", line: null, category: "documentation", title: "Document the endpoint", body: "Add it to the API list." },
+      {
+        severity: "critical",
+        file: "src/db.ts",
+        line: 12,
+        category: "security",
+        title: "SQL built from request input",
+        body: "Use a parameterised query & validate the id.",
+      },
+      {
+        severity: "suggestion",
+        file: "README.md",
+        line: null,
+        category: "documentation",
+        title: "Document the endpoint",
+        body: "Add it to the API list.",
+      },
     ])
     expect((await readdir(workDir)).sort()).toEqual(["plan.json", "submission.json"])
   })
@@ -89,7 +112,9 @@ describe("handleSubmitReview", () => {
 
   test("a second valid submission replaces the first and says so", async () => {
     await handleSubmitReview(workDir, { review: goodReview })
-    const second = await handleSubmitReview(workDir, { review: "<review><summary>Second thoughts: fine.</summary><findings/></review>" })
+    const second = await handleSubmitReview(workDir, {
+      review: "<review><summary>Second thoughts: fine.</summary><findings/></review>",
+    })
     expect(second.ok).toBe(true)
     expect(second.text).toContain("this replaces your earlier submission")
     expect((await submission()).review).toEqual({ summary: "Second thoughts: fine.", findings: [], answer: null })
@@ -134,19 +159,30 @@ describe("the stdio server", () => {
     try {
       const { tools } = await client.listTools()
       expect(tools.map((tool) => tool.name)).toEqual(["submit_review"])
-      expect(tools[0]!.inputSchema).toMatchObject({ type: "object", properties: { review: { type: "string" } }, required: ["review"] })
+      expect(tools[0]!.inputSchema).toMatchObject({
+        type: "object",
+        properties: { review: { type: "string" } },
+        required: ["review"],
+      })
 
-      const bad = await client.callTool({ name: "submit_review", arguments: { review: "<review><summary></summary></review>" } })
+      const bad = await client.callTool({
+        name: "submit_review",
+        arguments: { review: "<review><summary></summary></review>" },
+      })
       expect(bad.isError).toBe(true)
       expect(bad.content).toEqual([{ type: "text", text: expect.stringContaining("<summary> is missing or empty") }])
 
       const good = await client.callTool({ name: "submit_review", arguments: { review: goodReview } })
       expect(good.isError).toBeFalsy()
       expect(good.content).toEqual([{ type: "text", text: expect.stringMatching(/^review recorded: 2 findings/) }])
-      expect((await submission()).review.summary).toBe("Adds a user lookup endpoint; the query is built from request input.")
+      expect((await submission()).review.summary).toBe(
+        "Adds a user lookup endpoint; the query is built from request input.",
+      )
 
       const again = await client.callTool({ name: "submit_review", arguments: { review: goodReview } })
-      expect(again.content).toEqual([{ type: "text", text: expect.stringContaining("replaces your earlier submission") }])
+      expect(again.content).toEqual([
+        { type: "text", text: expect.stringContaining("replaces your earlier submission") },
+      ])
     } finally {
       await client.close()
     }
@@ -156,7 +192,10 @@ describe("the stdio server", () => {
   })
 
   test("exits with a message on stderr when the work dir is not set", () => {
-    const result = Bun.spawnSync([process.execPath, serverPath], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin" }, stdin: "ignore" })
+    const result = Bun.spawnSync([process.execPath, serverPath], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
+      stdin: "ignore",
+    })
     expect(result.exitCode).toBe(1)
     expect(result.stdout.toString()).toBe("")
     expect(result.stderr.toString()).toContain("OPENCODE_REVIEWER_WORK_DIR must be set")

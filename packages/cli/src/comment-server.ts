@@ -22,7 +22,9 @@ export const submitReviewTool = tools.submitReview
 export { holdVariable, workDirVariable }
 
 /** What a submit_review call did: the text for the model, and the submission when it was recorded. */
-export type SubmitResult = { ok: true; text: string; submission: Submission; replaced: boolean } | { ok: false; text: string }
+export type SubmitResult =
+  | { ok: true; text: string; submission: Submission; replaced: boolean }
+  | { ok: false; text: string }
 
 /** Injectable edges of the handler. */
 export interface SubmitOptions {
@@ -37,16 +39,26 @@ const Input = z.object({ review: z.string() })
  * writes `<workDir>/submission.json` atomically (temp file + rename). The last valid submission
  * wins. Bad XML is reported back in words the model can act on; nothing is written then.
  */
-export async function handleSubmitReview(workDir: string, input: unknown, options: SubmitOptions = {}): Promise<SubmitResult> {
+export async function handleSubmitReview(
+  workDir: string,
+  input: unknown,
+  options: SubmitOptions = {},
+): Promise<SubmitResult> {
   const log = options.log ?? (() => {})
   const args = Input.safeParse(input)
   if (!args.success) {
-    return { ok: false, text: `${submitReviewTool} takes one string argument "review" holding the whole <review>…</review> XML; nothing was recorded` }
+    return {
+      ok: false,
+      text: `${submitReviewTool} takes one string argument "review" holding the whole <review>…</review> XML; nothing was recorded`,
+    }
   }
   const parsed = parseReview(args.data.review)
   if (!parsed.ok) {
     log(`submit_review rejected: ${parsed.error}`)
-    return { ok: false, text: `The review was not recorded: ${parsed.error}. Fix this and call ${submitReviewTool} again with the whole <review> block.` }
+    return {
+      ok: false,
+      text: `The review was not recorded: ${parsed.error}. Fix this and call ${submitReviewTool} again with the whole <review> block.`,
+    }
   }
 
   const findings = mergeDuplicates(parsed.review.findings)
@@ -69,7 +81,9 @@ export async function handleSubmitReview(workDir: string, input: unknown, option
   log(`submit_review recorded ${findings.length} findings${replaced ? " (replacing an earlier submission)" : ""}`)
 
   const notes = [
-    findings.length < parsed.review.findings.length ? `${parsed.review.findings.length - findings.length} exact duplicate(s) merged` : "",
+    findings.length < parsed.review.findings.length
+      ? `${parsed.review.findings.length - findings.length} exact duplicate(s) merged`
+      : "",
     await outsideDiff(workDir, findings),
     replaced ? "this replaces your earlier submission; the last valid one counts, so do not submit again" : "",
   ].filter(Boolean)
@@ -108,7 +122,10 @@ export async function startCommentServer(env: Record<string, string | undefined>
     throw new Error(`${workDirVariable} must be set to the absolute work dir (got ${JSON.stringify(workDir ?? null)})`)
   }
   const holdMs = Number(env[holdVariable] ?? 0)
-  const server = createCommentServer(workDir, { log, holdMs: Number.isFinite(holdMs) ? Math.min(Math.max(holdMs, 0), 60_000) : 0 })
+  const server = createCommentServer(workDir, {
+    log,
+    holdMs: Number.isFinite(holdMs) ? Math.min(Math.max(holdMs, 0), 60_000) : 0,
+  })
   const transport = new StdioServerTransport()
   transport.onclose = () => process.exit(0)
   await server.connect(transport)

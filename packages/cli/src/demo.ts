@@ -1,7 +1,16 @@
 import { cp, mkdtemp, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
-import { createTempRepo, findingsReply, startModelServer, text, toolCall, type ModelServer, type RecordedRequest, type Reply } from "@opencode-reviewer/testkit"
+import {
+  createTempRepo,
+  findingsReply,
+  startModelServer,
+  text,
+  toolCall,
+  type ModelServer,
+  type RecordedRequest,
+  type Reply,
+} from "@opencode-reviewer/testkit"
 import { renderReviewXml, submitReviewTool, tools } from "@opencode-reviewer/core"
 import type { Flags, Io } from "./main"
 import { prepare } from "./main"
@@ -81,16 +90,25 @@ export async function demo(values: Flags, io: Io): Promise<number> {
     const scratch = await mkdtemp(join(tmpdir(), "opencode-reviewer-demo-config-"))
     const configFile = join(scratch, "opencode-reviewer.json")
     await writeFile(configFile, JSON.stringify(demoConfig(server.url), null, 2))
-    const outputDir = values["output-dir"] === undefined ? join(scratch, "output") : resolve(io.cwd, values["output-dir"])
+    const outputDir =
+      values["output-dir"] === undefined ? join(scratch, "output") : resolve(io.cwd, values["output-dir"])
     io.stderr(`demo: sample change in ${repo.dir}; replay model at ${server.url}\n`)
     const prepared = await prepare(
-      { ...values, repo: repo.dir, config: configFile, "output-dir": outputDir, "description-file": join(demoDir, "description.md") },
+      {
+        ...values,
+        repo: repo.dir,
+        config: configFile,
+        "output-dir": outputDir,
+        "description-file": join(demoDir, "description.md"),
+      },
       { ...io, cwd: repo.dir },
       "demo",
     )
     const record = await finishReview(prepared, await runReview(prepared, io), io)
     io.stderr(`demo: review.json and review.md are in ${outputDir}\n`)
-    io.stderr(`demo: decision ${record.decision}; in CI this ${record.decision === "significant_concerns" ? "fails the job (exit 2) and blocks the merge" : "lets the job pass"}\n`)
+    io.stderr(
+      `demo: decision ${record.decision}; in CI this ${record.decision === "significant_concerns" ? "fails the job (exit 2) and blocks the merge" : "lets the job pass"}\n`,
+    )
     return 0
   } finally {
     await server.close()
@@ -102,7 +120,8 @@ function scriptReplayModel(server: ModelServer): void {
   const from = (agent: string) => (request: RecordedRequest) => request.model === `demo-${agent}`
   for (const [name, reply] of Object.entries(reviewerReplies)) server.rule(from(name), reply)
   server.rule(from("coordinator"), (request) => {
-    if (request.toolResults.length === 0) return toolCall(tools.spawnReviewers, {}, { text: "Running the specialists planned for this change." })
+    if (request.toolResults.length === 0)
+      return toolCall(tools.spawnReviewers, {}, { text: "Running the specialists planned for this change." })
     if (request.toolResults.length === 1) return toolCall(submitReviewTool, { review: submittedReview })
     return text("Review submitted.")
   })
@@ -117,7 +136,9 @@ function demoConfig(baseURL: string) {
         npm: "@ai-sdk/openai-compatible",
         name: "opencode-reviewer demo replay model",
         options: { baseURL, apiKey: "demo" },
-        models: Object.fromEntries(names.map((name) => [`demo-${name}`, { limit: { context: 200_000, output: 8_000 }, cost }])),
+        models: Object.fromEntries(
+          names.map((name) => [`demo-${name}`, { limit: { context: 200_000, output: 8_000 }, cost }]),
+        ),
       },
     },
     models: { top: ["demo/demo-coordinator"], standard: ["demo/demo-coordinator"], light: ["demo/demo-coordinator"] },

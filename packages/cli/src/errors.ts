@@ -31,14 +31,20 @@ export class ReviewIncompleteError extends ReviewError<{ missing: { name: string
   constructor(record: ReviewRecord) {
     const missing = record.coverage.failedReviewers
     const reasons = record.reasons.filter((reason) => reason.startsWith("the review is incomplete"))
-    super("ReviewIncompleteError", `${reasons[0] ?? "the review is incomplete"}; review.json and review.md say what ran`, { missing, hint: incompleteHint(missing) })
+    super(
+      "ReviewIncompleteError",
+      `${reasons[0] ?? "the review is incomplete"}; review.json and review.md say what ran`,
+      { missing, hint: incompleteHint(missing) },
+    )
   }
 }
 
 // The runtime reports a reviewer's error as describeError formats it ("APIError 401: …"); a status
 // there is the one fact a person can act on.
 function incompleteHint(missing: readonly { error: string }[]): string {
-  const statuses = missing.map((reviewer) => /^\w+ (\d{3})\b/.exec(reviewer.error)?.[1]).filter((status) => status !== undefined)
+  const statuses = missing
+    .map((reviewer) => /^\w+ (\d{3})\b/.exec(reviewer.error)?.[1])
+    .filter((status) => status !== undefined)
   if (statuses.some((status) => status === "401" || status === "403")) {
     return "a provider refused the credentials (HTTP 401/403): check the API key your provider block references (or the provider's usual key variable, e.g. ANTHROPIC_API_KEY) and that it may use the reviewers' models"
   }

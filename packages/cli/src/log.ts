@@ -9,7 +9,17 @@ export function createLogger(options: { verbose: boolean; env: Record<string, st
       base: undefined,
       // Top-level and one level down: pino paths do not recurse.
       redact: {
-        paths: ["apiKey", "token", "authorization", "headers.authorization", "*.apiKey", "*.token", "*.authorization", "*.headers.authorization", "env.*"],
+        paths: [
+          "apiKey",
+          "token",
+          "authorization",
+          "headers.authorization",
+          "*.apiKey",
+          "*.token",
+          "*.authorization",
+          "*.headers.authorization",
+          "env.*",
+        ],
         censor: "[redacted]",
       },
     },

@@ -27,7 +27,14 @@ import {
 } from "@opencode-reviewer/core"
 import type pino from "pino"
 import { pathToFileURL } from "node:url"
-import { createGit, createLocalProvider, createPatchProvider, diffArgs, readCommitFile, readCommitHeads } from "@opencode-reviewer/local"
+import {
+  createGit,
+  createLocalProvider,
+  createPatchProvider,
+  diffArgs,
+  readCommitFile,
+  readCommitHeads,
+} from "@opencode-reviewer/local"
 import { createGitlabProvider, isMergeRequestPipeline } from "@opencode-reviewer/gitlab"
 import { reviewerConfigPlugin } from "@opencode-reviewer/reviewer-config"
 import { gatewayPlugin } from "@opencode-reviewer/gateway"
@@ -138,7 +145,10 @@ async function review(args: string[], io: Io): Promise<number> {
   const tracing = createTracing(endpoint ? { endpoint } : {})
   const reviewable = prepared.plan.files.some((file) => file.noise === null)
   const started = Date.now()
-  const attributes = { "opencode_reviewer.tier": prepared.plan.tier, "opencode_reviewer.agents": prepared.plan.agents.map((agent) => agent.name) }
+  const attributes = {
+    "opencode_reviewer.tier": prepared.plan.tier,
+    "opencode_reviewer.agents": prepared.plan.agents.map((agent) => agent.name),
+  }
   const run = async () => {
     if (!reviewable) return finishEmptyReview(prepared, io)
     const outcome = await runReview(prepared, io)
@@ -193,36 +203,51 @@ export async function prepare(values: Flags, io: Io, command: keyof typeof comma
   }
   const requested = values.vcs ?? "auto"
   if (!["auto", "local", "gitlab"].includes(requested)) {
-    throw new CliUsageError(`--vcs ${requested} is not supported by this version; use auto, gitlab or local (or --patch FILE)`, command)
+    throw new CliUsageError(
+      `--vcs ${requested} is not supported by this version; use auto, gitlab or local (or --patch FILE)`,
+      command,
+    )
   }
   // A merge request pipeline (CI_MERGE_REQUEST_IID set) means GitLab, unless the user says otherwise.
-  const vcs = requested === "auto" ? (values.patch === undefined && isMergeRequestPipeline(io.env) ? "gitlab" : "local") : requested
-  if (vcs === "gitlab" && values.patch !== undefined) throw new CliUsageError("--patch cannot be combined with --vcs gitlab", command)
-  if (values.patch !== undefined && (values.base !== undefined || values.head !== undefined || values["working-tree"])) {
+  const vcs =
+    requested === "auto"
+      ? values.patch === undefined && isMergeRequestPipeline(io.env)
+        ? "gitlab"
+        : "local"
+      : requested
+  if (vcs === "gitlab" && values.patch !== undefined)
+    throw new CliUsageError("--patch cannot be combined with --vcs gitlab", command)
+  if (
+    values.patch !== undefined &&
+    (values.base !== undefined || values.head !== undefined || values["working-tree"])
+  ) {
     throw new CliUsageError("--patch cannot be combined with --base, --head or --working-tree", command)
   }
 
-  const description = values["description-file"] === undefined ? undefined : await readText(resolve(io.cwd, values["description-file"]), "description file")
+  const description =
+    values["description-file"] === undefined
+      ? undefined
+      : await readText(resolve(io.cwd, values["description-file"]), "description file")
   const provider: VcsProvider =
     vcs === "gitlab"
       ? gitlabProvider(repoDir, io, log)
       : values.patch !== undefined
-      ? createPatchProvider({
-          patch: await readPatch(values.patch, io),
-          source: values.patch === "-" ? "stdin" : `patch file ${values.patch}`,
-          trustedDir: repoDir,
-          title: values.title,
-          description,
-        })
-      : createLocalProvider({
-          repoDir,
-          base: values.base,
-          head: values.head,
-          workingTree: values["working-tree"],
-          title: values.title,
-          description,
-          env: io.env,
-        })
+        ? createPatchProvider({
+            patch: await readPatch(values.patch, io),
+            source: values.patch === "-" ? "stdin" : `patch file ${values.patch}`,
+            trustedDir: repoDir,
+            title: values.title,
+            description,
+          })
+        : createLocalProvider({
+            repoDir,
+            base: values.base,
+            head: values.head,
+            workingTree: values["working-tree"],
+            title: values.title,
+            description,
+            env: io.env,
+          })
 
   const change = await provider.readChange()
   const read = await readConfig(values.config, io, provider)
@@ -239,7 +264,10 @@ export async function prepare(values: Flags, io: Io, command: keyof typeof comma
       models: () => Object.values(planned).flat(),
       chains: () => planned,
       gateway: config.gateway,
-      timeouts: { headerMs: config.providerTimeouts.headerSeconds * 1000, chunkMs: config.providerTimeouts.chunkSeconds * 1000 },
+      timeouts: {
+        headerMs: config.providerTimeouts.headerSeconds * 1000,
+        chunkMs: config.providerTimeouts.chunkSeconds * 1000,
+      },
     }),
     ...(config.remoteConfigUrl ? [reviewerConfigPlugin({ url: config.remoteConfigUrl, chains: () => planned })] : []),
     // Standards come from the target branch (or the runner, or a URL), never from the change.
@@ -251,7 +279,11 @@ export async function prepare(values: Flags, io: Io, command: keyof typeof comma
       onWarning: (message) => io.stderr(`warning: standards: ${message}\n`),
     }),
     // AGENTS.md checks on the change's own AGENTS.md files; the repository's copy from the target branch.
-    agentsMdPlugin({ change, readTrustedFile: (path) => provider.readTrustedFile(path), templateUrl: config.agentsMdTemplateUrl }),
+    agentsMdPlugin({
+      change,
+      readTrustedFile: (path) => provider.readTrustedFile(path),
+      templateUrl: config.agentsMdTemplateUrl,
+    }),
   ]
   const result = await planReview({
     change,
@@ -273,7 +305,8 @@ export async function prepare(values: Flags, io: Io, command: keyof typeof comma
     })
   }
   for (const warning of result.warnings) io.stderr(`warning: ${warning}\n`)
-  if (result.files.length === 0) io.stderr(`warning: ${change.source} has no changed files; there is nothing to review\n`)
+  if (result.files.length === 0)
+    io.stderr(`warning: ${change.source} has no changed files; there is nothing to review\n`)
   return { plan: result, change, config, log, repoDir, outputDir, provider }
 }
 
@@ -353,9 +386,12 @@ async function readBytes(path: string, what: string): Promise<Uint8Array> {
   try {
     return new Uint8Array(await readFile(path))
   } catch (cause) {
-    throw new ChangeReadError(`cannot read ${what} ${path}: ${(cause as NodeJS.ErrnoException).code ?? String(cause)}`, {
-      source: path,
-      hint: "check the path and its permissions",
-    })
+    throw new ChangeReadError(
+      `cannot read ${what} ${path}: ${(cause as NodeJS.ErrnoException).code ?? String(cause)}`,
+      {
+        source: path,
+        hint: "check the path and its permissions",
+      },
+    )
   }
 }

@@ -16,14 +16,21 @@ export interface Observer {
 export function observeReview(prepared: Prepared, io: Io): Observer {
   const { config, plan, change, log } = prepared
   const jobId = io.env.CI_JOB_ID ?? `local-${Date.now().toString(36)}`
-  const tracker = config.telemetryUrl ? createTracker({ url: config.telemetryUrl, jobId, log: log.child({ stage: "telemetry" }) }) : null
+  const tracker = config.telemetryUrl
+    ? createTracker({ url: config.telemetryUrl, jobId, log: log.child({ stage: "telemetry" }) })
+    : null
   const metrics = createMetrics({
-    ...(config.pushgatewayUrl ? { pushgatewayUrl: config.pushgatewayUrl, grouping: { instance: jobId } } : { file: join(prepared.outputDir, "metrics.prom") }),
+    ...(config.pushgatewayUrl
+      ? { pushgatewayUrl: config.pushgatewayUrl, grouping: { instance: jobId } }
+      : { file: join(prepared.outputDir, "metrics.prom") }),
     log: log.child({ stage: "metrics" }),
   })
   tracker?.track({
     type: "job-start",
-    repo: { id: io.env.CI_PROJECT_ID ?? prepared.repoDir, ...(change.mergeRequest.url ? { url: change.mergeRequest.url } : {}) },
+    repo: {
+      id: io.env.CI_PROJECT_ID ?? prepared.repoDir,
+      ...(change.mergeRequest.url ? { url: change.mergeRequest.url } : {}),
+    },
     mergeRequestIid: io.env.CI_MERGE_REQUEST_IID ? Number(io.env.CI_MERGE_REQUEST_IID) : null,
     tier: plan.tier,
     agents: plan.agents.map((agent) => agent.name),

@@ -19,7 +19,14 @@ beforeAll(async () => {
   await repo.write({ "README.md": "base\n" })
   repo.commit("base")
   repo.git("checkout", "-q", "-b", "feature")
-  await repo.write(Object.fromEntries(Array.from({ length: fileCount }, (_, index) => [`src/module${index}.ts`, `export const value${index} = ${index}\n`])))
+  await repo.write(
+    Object.fromEntries(
+      Array.from({ length: fileCount }, (_, index) => [
+        `src/module${index}.ts`,
+        `export const value${index} = ${index}\n`,
+      ]),
+    ),
+  )
   repo.commit("many files")
   scratch = await mkdtemp(join(tmpdir(), "ocr-output-scratch-"))
 })
@@ -40,9 +47,18 @@ function runPiped(args: string[], reader = (file: string) => `(sleep 1; cat > '$
   const rc = join(scratch, "rc.txt")
   // The CLI's stdout goes to the inner pipe, its stderr to the outer one; its exit code to a file.
   const script = `{ { "$@"; echo $? > '${rc}'; } | ${reader(out)}; } 2>&1 | ${reader(err)}`
-  const env: Record<string, string> = { ...gitEnv(repo.dir), ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}) }
+  const env: Record<string, string> = {
+    ...gitEnv(repo.dir),
+    ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}),
+  }
   const started = performance.now()
-  const child = Bun.spawnSync(["sh", "-c", script, "sh", process.execPath, bin, ...args], { cwd: repo.dir, env, stdout: "pipe", stderr: "pipe", timeout: 20_000 })
+  const child = Bun.spawnSync(["sh", "-c", script, "sh", process.execPath, bin, ...args], {
+    cwd: repo.dir,
+    env,
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: 20_000,
+  })
   return { shellCode: child.exitCode, seconds: (performance.now() - started) / 1000, out, err, rc }
 }
 
@@ -50,10 +66,24 @@ describe("the binary's output through a pipe to a slow reader", () => {
   test("plan --json arrives whole on stdout (well over 64 KiB), and so do stderr's warnings", async () => {
     // Unknown config keys each print a warning line on stderr: > 64 KiB of them.
     const config = join(scratch, "config.json")
-    const keys = Array.from({ length: warningCount }, (_, index) => `unknown_key_${String(index).padStart(4, "0")}_${"x".repeat(40)}`)
+    const keys = Array.from(
+      { length: warningCount },
+      (_, index) => `unknown_key_${String(index).padStart(4, "0")}_${"x".repeat(40)}`,
+    )
     await writeFile(config, JSON.stringify(Object.fromEntries(keys.map((key) => [key, true]))))
     const workDir = join(scratch, "work")
-    const run = runPiped(["plan", "--json", "--repo", repo.dir, "--base", "main", "--work-dir", workDir, "--config", config])
+    const run = runPiped([
+      "plan",
+      "--json",
+      "--repo",
+      repo.dir,
+      "--base",
+      "main",
+      "--work-dir",
+      workDir,
+      "--config",
+      config,
+    ])
     expect(run.shellCode).toBe(0)
     expect((await readFile(run.rc, "utf8")).trim()).toBe("0")
 

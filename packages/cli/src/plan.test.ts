@@ -58,10 +58,22 @@ function numstat(repo: TempRepo, base: string, head: string) {
     const [added, removed, path] = fields[index]!.split("\t")
     const binary = added === "-"
     if (path === "") {
-      entries.push({ oldPath: fields[index + 1]!, path: fields[index + 2]!, added: binary ? 0 : Number(added), removed: binary ? 0 : Number(removed), binary })
+      entries.push({
+        oldPath: fields[index + 1]!,
+        path: fields[index + 2]!,
+        added: binary ? 0 : Number(added),
+        removed: binary ? 0 : Number(removed),
+        binary,
+      })
       index += 3
     } else {
-      entries.push({ oldPath: path!, path: path!, added: binary ? 0 : Number(added), removed: binary ? 0 : Number(removed), binary })
+      entries.push({
+        oldPath: path!,
+        path: path!,
+        added: binary ? 0 : Number(added),
+        removed: binary ? 0 : Number(removed),
+        binary,
+      })
       index += 1
     }
   }
@@ -92,7 +104,10 @@ describe("plan on a repository built from real source trees", () => {
     repo.git("mv", "lib/core/" + names[0], "lib/core/renamed-" + names[0])
     repo.git("rm", "-q", "lib/core/" + names[1])
     const third = join(core, names[2]!)
-    await writeFile(third, (await readFile(third, "utf8")).replace(/export /, "export /* edited */ ") + "\n// appended\n")
+    await writeFile(
+      third,
+      (await readFile(third, "utf8")).replace(/export /, "export /* edited */ ") + "\n// appended\n",
+    )
     await chmod(join(repo.dir, "scripts", "run.sh"), 0o755)
     await repo.write({
       "src/auth/session.ts": "export const ttl = 3600\nexport const secure = true\n",
@@ -118,8 +133,15 @@ describe("plan on a repository built from real source trees", () => {
       .map(({ path, oldPath, added, removed, binary }) => ({ path, oldPath, added, removed, binary }))
       .sort((a, b) => a.path.localeCompare(b.path))
     expect(ours).toEqual(numstat(repo, base, head))
-    expect(plan.files.find((file) => file.path === "docs/new name ü.md")).toMatchObject({ status: "renamed", oldPath: "docs/old name.md" })
-    expect(plan.files.find((file) => file.path === "scripts/run.sh")).toMatchObject({ status: "modified", added: 0, removed: 0 })
+    expect(plan.files.find((file) => file.path === "docs/new name ü.md")).toMatchObject({
+      status: "renamed",
+      oldPath: "docs/old name.md",
+    })
+    expect(plan.files.find((file) => file.path === "scripts/run.sh")).toMatchObject({
+      status: "modified",
+      added: 0,
+      removed: 0,
+    })
   })
 
   test("filters noise with its reason, never a migration, and counts only reviewed files", async () => {
@@ -160,7 +182,11 @@ describe("plan on a repository built from real source trees", () => {
       file,
       JSON.stringify({
         models: { top: ["p/top"], standard: ["p/std"], light: ["p/light"] },
-        prices: { "p/top": { input: 15, output: 75 }, "p/std": { input: 3, output: 15 }, "p/light": { input: 0.5, output: 2 } },
+        prices: {
+          "p/top": { input: 15, output: 75 },
+          "p/std": { input: 3, output: 15 },
+          "p/light": { input: 0.5, output: 2 },
+        },
         maxCostUsd: 0.2,
       }),
     )
@@ -262,9 +288,14 @@ describe("plan defaults and inputs", () => {
 
   test("reads a patch from stdin", async () => {
     const patch = repo.git("diff", base, "HEAD")
-    const result = await cli(["plan", "--json", "--patch", "-"], { cwd: repo.dir, stdin: new TextEncoder().encode(patch) })
+    const result = await cli(["plan", "--json", "--patch", "-"], {
+      cwd: repo.dir,
+      stdin: new TextEncoder().encode(patch),
+    })
     expect(result.code).toBe(0)
-    expect(JSON.parse(result.stdout).files).toEqual([expect.objectContaining({ path: "src/app.ts", added: 1, removed: 1 })])
+    expect(JSON.parse(result.stdout).files).toEqual([
+      expect.objectContaining({ path: "src/app.ts", added: 1, removed: 1 }),
+    ])
   })
 
   test("reads the config from the base, not from the change under review", async () => {
@@ -291,21 +322,33 @@ describe("plan defaults and inputs", () => {
       const file = join(repo.dir, "..", `remote-${Date.now()}.json`)
       await writeFile(file, JSON.stringify({ remoteConfigUrl: `http://127.0.0.1:${server.port}/reviewers.json` }))
       const first = await cli(["plan", "--json", "--config", file], { cwd: repo.dir })
-      expect(JSON.parse(first.stdout).agents.find((agent: { name: string }) => agent.name === "code-quality").model).toBe("openai/gpt-5.4")
-      document = { providers: { anthropic: { enabled: false } }, reviewers: { "code-quality": { model: ["anthropic/claude-sonnet-4-6", "moonshotai/kimi-k2.5"] } } }
+      expect(
+        JSON.parse(first.stdout).agents.find((agent: { name: string }) => agent.name === "code-quality").model,
+      ).toBe("openai/gpt-5.4")
+      document = {
+        providers: { anthropic: { enabled: false } },
+        reviewers: { "code-quality": { model: ["anthropic/claude-sonnet-4-6", "moonshotai/kimi-k2.5"] } },
+      }
       const second = await cli(["plan", "--json", "--config", file], { cwd: repo.dir })
-      expect(JSON.parse(second.stdout).agents.find((agent: { name: string }) => agent.name === "code-quality").model).toBe("moonshotai/kimi-k2.5")
+      expect(
+        JSON.parse(second.stdout).agents.find((agent: { name: string }) => agent.name === "code-quality").model,
+      ).toBe("moonshotai/kimi-k2.5")
       document = "not a reviewer config"
       const third = await cli(["plan", "--json", "--config", file], { cwd: repo.dir })
       expect(third.code).toBe(0)
-      expect(JSON.parse(third.stdout).agents.find((agent: { name: string }) => agent.name === "code-quality").model).toBe("anthropic/claude-sonnet-4-6")
+      expect(
+        JSON.parse(third.stdout).agents.find((agent: { name: string }) => agent.name === "code-quality").model,
+      ).toBe("anthropic/claude-sonnet-4-6")
     } finally {
       server.stop(true)
     }
   })
 
   test("takes model chains from OPENCODE_REVIEWER_MODELS_* and names a malformed one", async () => {
-    const env = { OPENCODE_REVIEWER_MODELS_STANDARD: " openai/gpt-5.3-codex , openai/gpt-5.2-codex", OPENCODE_REVIEWER_MODELS_TOP: "" }
+    const env = {
+      OPENCODE_REVIEWER_MODELS_STANDARD: " openai/gpt-5.3-codex , openai/gpt-5.2-codex",
+      OPENCODE_REVIEWER_MODELS_TOP: "",
+    }
     const result = await cli(["plan", "--json"], { cwd: repo.dir, env })
     expect(result.code).toBe(0)
     const agents = JSON.parse(result.stdout).agents as { name: string; model: string }[]
@@ -324,10 +367,18 @@ describe("plan defaults and inputs", () => {
     const direct = JSON.parse((await cli(["plan", "--json", "--config", file], { cwd: repo.dir })).stdout)
     const directConfig = JSON.parse(await readFile(direct.configFile, "utf8"))
     expect(directConfig.provider.anthropic.options).toEqual({ headerTimeout: 30_000, chunkTimeout: 120_000 })
-    await writeFile(file, JSON.stringify({ gateway: { baseURL: "https://gateway.example.test/v1", apiKeyEnv: "GATEWAY_KEY", userId: "alice" } }))
+    await writeFile(
+      file,
+      JSON.stringify({
+        gateway: { baseURL: "https://gateway.example.test/v1", apiKeyEnv: "GATEWAY_KEY", userId: "alice" },
+      }),
+    )
     const routed = JSON.parse((await cli(["plan", "--json", "--config", file], { cwd: repo.dir })).stdout)
     const routedConfig = JSON.parse(await readFile(routed.configFile, "utf8"))
-    expect(routedConfig.provider.anthropic.options).toMatchObject({ baseURL: "https://gateway.example.test/v1/anthropic", apiKey: "{env:GATEWAY_KEY}" })
+    expect(routedConfig.provider.anthropic.options).toMatchObject({
+      baseURL: "https://gateway.example.test/v1/anthropic",
+      apiKey: "{env:GATEWAY_KEY}",
+    })
     expect(JSON.stringify(routedConfig)).not.toContain("alice")
   })
 
@@ -360,7 +411,10 @@ describe("plan errors a person can act on", () => {
 
   test("rejects a patch that is not a diff", async () => {
     const repo = await createTempRepo()
-    const result = await cli(["plan", "--patch", "-"], { cwd: repo.dir, stdin: new TextEncoder().encode("hello world\n") })
+    const result = await cli(["plan", "--patch", "-"], {
+      cwd: repo.dir,
+      stdin: new TextEncoder().encode("hello world\n"),
+    })
     await repo.remove()
     expect(result.code).toBe(1)
     expect(result.stderr).toContain("stdin is not a unified git diff")

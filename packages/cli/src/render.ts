@@ -24,7 +24,9 @@ export function renderPlan(plan: ReviewPlan, source: string): string {
   for (const { file, securitySensitive } of reviewed.slice(0, 200)) {
     const name = file.oldPath !== file.path ? `${file.oldPath} -> ${file.path}` : file.path
     const counts = file.binary ? "binary" : `+${file.added} -${file.removed}`
-    lines.push(`  ${statusMark[file.status] ?? "?"} ${name}  ${counts}${securitySensitive ? "  [security-sensitive]" : ""}`)
+    lines.push(
+      `  ${statusMark[file.status] ?? "?"} ${name}  ${counts}${securitySensitive ? "  [security-sensitive]" : ""}`,
+    )
   }
   if (reviewed.length > 200) lines.push(`  ... and ${reviewed.length - 200} more (see --json)`)
   if (filtered.length > 0) {
@@ -41,12 +43,15 @@ export function renderPlan(plan: ReviewPlan, source: string): string {
   }
   if (plan.injection.length > 0) {
     lines.push("")
-    lines.push(`Suspected prompt injection in: ${[...new Set(plan.injection.map((attempt) => attempt.field))].join(", ")}`)
+    lines.push(
+      `Suspected prompt injection in: ${[...new Set(plan.injection.map((attempt) => attempt.field))].join(", ")}`,
+    )
     lines.push("  (a review of this change will never be approved automatically)")
   }
   lines.push("")
   lines.push(`Work dir: ${plan.workDir}`)
-  for (const file of [plan.configFile, plan.promptFile, plan.contextFile]) lines.push(`  ${relative(plan.workDir, file)}`)
+  for (const file of [plan.configFile, plan.promptFile, plan.contextFile])
+    lines.push(`  ${relative(plan.workDir, file)}`)
   lines.push(`  diff/ (${plan.files.filter((file) => file.patchFile !== null).length} patches)`)
   return lines.join("\n") + "\n"
 }

@@ -56,14 +56,25 @@ export interface CoordinatorOutcome {
 /** The review was done, but publishing it on the merge request failed; review.json has it. */
 export class ReviewPublishError extends ReviewError<{ hint: string }> {
   constructor(cause: unknown) {
-    super("ReviewPublishError", `the review was done but could not be published: ${cause instanceof Error ? cause.message : String(cause)}`, {
-      hint: "review.json, review.md and the reports in the output dir hold the review; re-run the job to publish it",
-    }, { cause })
+    super(
+      "ReviewPublishError",
+      `the review was done but could not be published: ${cause instanceof Error ? cause.message : String(cause)}`,
+      {
+        hint: "review.json, review.md and the reports in the output dir hold the review; re-run the job to publish it",
+      },
+      { cause },
+    )
   }
 }
 
 /** The files a review writes into the output dir; a run removes them first, so none is left from an earlier run. */
-export const reviewOutputs = ["review.json", "review.md", "review-error.json", reportFiles.codeQuality, reportFiles.sarif] as const
+export const reviewOutputs = [
+  "review.json",
+  "review.md",
+  "review-error.json",
+  reportFiles.codeQuality,
+  reportFiles.sarif,
+] as const
 
 /** Removes an earlier run's review outputs, so a failed run can never leave a stale review.json behind. */
 export async function clearReviewOutputs(outputDir: string): Promise<void> {
@@ -79,11 +90,26 @@ export async function reportFailure(prepared: Prepared, error: unknown, io: Io):
   const message = error instanceof Error ? error.message : String(error)
   const hint = error instanceof ReviewError && typeof error.data.hint === "string" ? error.data.hint : null
   const name = error instanceof Error ? error.name : "Error"
-  const record = { error: name, message, hint, head: prepared.change.mergeRequest.headSha, at: new Date().toISOString() }
+  const record = {
+    error: name,
+    message,
+    hint,
+    head: prepared.change.mergeRequest.headSha,
+    at: new Date().toISOString(),
+  }
   await mkdir(prepared.outputDir, { recursive: true })
   await writeFile(join(prepared.outputDir, "review-error.json"), JSON.stringify(record, null, 2) + "\n")
   if (error instanceof ReviewPublishError) return
-  const markdown = ["# Code review: could not run", "", "Nothing was reviewed.", "", "~~~text", message.replace(/~{3,}/g, "~~"), "~~~", ""]
+  const markdown = [
+    "# Code review: could not run",
+    "",
+    "Nothing was reviewed.",
+    "",
+    "~~~text",
+    message.replace(/~{3,}/g, "~~"),
+    "~~~",
+    "",
+  ]
   if (hint) markdown.push(`**What to do:** ${hint}`, "")
   await writeFile(join(prepared.outputDir, "review.md"), markdown.join("\n"))
   const lines = (await prepared.provider.publishFailure?.({ message, hint }).catch(() => [])) ?? []
@@ -124,12 +150,19 @@ export async function runReview(prepared: Prepared, io: Io): Promise<Coordinator
     config: plan.assembly.config,
     models,
     // OpenCode exports its own spans only when the user asks for it (config tracing.opencode).
-    extra: { ...otelPassThrough(io.env, config.tracing.opencode), ...plan.assembly.env, ...opencodeHomeEnv(home), [workDirVariable]: plan.workDir },
+    extra: {
+      ...otelPassThrough(io.env, config.tracing.opencode),
+      ...plan.assembly.env,
+      ...opencodeHomeEnv(home),
+      [workDirVariable]: plan.workDir,
+    },
   })
   log.debug({ dropped }, "environment variables withheld from the opencode child")
   const coordinator = plan.agents.find((agent) => agent.role === "coordinator")!
   const reviewers = plan.agents.filter((agent) => agent.role === "reviewer").map((agent) => agent.name)
-  io.stderr(`review: ${plan.tier} tier, ${reviewers.length} reviewers (${reviewers.join(", ")}), coordinator on ${coordinator.models[0]}\n`)
+  io.stderr(
+    `review: ${plan.tier} tier, ${reviewers.length} reviewers (${reviewers.join(", ")}), coordinator on ${coordinator.models[0]}\n`,
+  )
 
   const tail = tailProgress(join(plan.workDir, workFiles.progress), io)
   await rm(tail.file, { force: true })
@@ -146,7 +179,8 @@ export async function runReview(prepared: Prepared, io: Io): Promise<Coordinator
     heartbeatSeconds: config.limits.heartbeatSeconds,
     log: log.child({ stage: "coordinator" }),
     onEvent: (event) => progress(event, io, tail.seen()),
-    stopWhen: (event) => event.type === "tool_use" && event.part?.tool === submitReviewTool && existsSync(submissionFile),
+    stopWhen: (event) =>
+      event.type === "tool_use" && event.part?.tool === submitReviewTool && existsSync(submissionFile),
     shouldStop: () => existsSync(submissionFile),
     onProgress: (line) => io.stderr(`review: ${line}\n`),
   }).finally(async () => {
@@ -158,7 +192,9 @@ export async function runReview(prepared: Prepared, io: Io): Promise<Coordinator
   if (!result.ok && submission === null) {
     const attempts = result.attempts.map((attempt) => `${attempt.model}: ${describeAttempt(attempt)}`)
     const refused = authRefusal(result, plan.assembly.config)
-    const headline = refused ? `an authentication problem stopped the review: ${refused.what}` : "the coordinator could not finish the review"
+    const headline = refused
+      ? `an authentication problem stopped the review: ${refused.what}`
+      : "the coordinator could not finish the review"
     throw new ReviewRunError(`${headline}:\n  ${attempts.join("\n  ")}`, attempts, refused?.hint ?? hintFor(result))
   }
   return { result, submission, durationMs }
@@ -191,7 +227,12 @@ async function readSubmission(file: string): Promise<Submission | null> {
   const text = await readFile(file, "utf8").catch(() => null)
   if (text === null) return null
   const parsed = parseSubmission(text)
-  if (!parsed.ok) throw new ReviewRunError(parsed.error, [], "the comment server and the CLI come from different installs: reinstall opencode-reviewer")
+  if (!parsed.ok)
+    throw new ReviewRunError(
+      parsed.error,
+      [],
+      "the comment server and the CLI come from different installs: reinstall opencode-reviewer",
+    )
   return parsed.value
 }
 
@@ -228,8 +269,10 @@ export async function finishReview(prepared: Prepared, outcome: CoordinatorOutco
     // Findings plugins established by code while planning: facts that join the coordinator's.
     codeFindings: planFacts.value.findings ?? [],
   })
-  if (breakGlass) record.notes.push(`break glass requested by ${breakGlass.by}${breakGlass.at ? ` at ${breakGlass.at}` : ""}`)
-  for (const call of spawnCalls(outcome.result)) if (call.error) record.notes.unshift(`spawn_reviewers could not run: ${call.error}`)
+  if (breakGlass)
+    record.notes.push(`break glass requested by ${breakGlass.by}${breakGlass.at ? ` at ${breakGlass.at}` : ""}`)
+  for (const call of spawnCalls(outcome.result))
+    if (call.error) record.notes.unshift(`spawn_reviewers could not run: ${call.error}`)
   return publish(prepared, record, io)
 }
 
@@ -262,10 +305,13 @@ export async function finishEmptyReview(prepared: Prepared, io: Io): Promise<Rev
 async function publish(prepared: Prepared, record: ReviewRecord, io: Io): Promise<ReviewRecord> {
   await publishLocal(record, { outputDir: prepared.outputDir, write: io.stdout })
   await writeReports(prepared.outputDir, record, { toolVersion: packageJson.version })
-  const result = await prepared.provider.publish(record, { outputDir: prepared.outputDir, write: io.stdout }).catch((error: unknown) => {
-    throw new ReviewPublishError(error)
-  })
-  if (prepared.provider.name === "gitlab") io.stderr(describePublishResult(result as PublishResult).replace(/\n?$/, "\n"))
+  const result = await prepared.provider
+    .publish(record, { outputDir: prepared.outputDir, write: io.stdout })
+    .catch((error: unknown) => {
+      throw new ReviewPublishError(error)
+    })
+  if (prepared.provider.name === "gitlab")
+    io.stderr(describePublishResult(result as PublishResult).replace(/\n?$/, "\n"))
   return record
 }
 
@@ -282,7 +328,12 @@ function spawnCalls(result: CoordinatorResult): SpawnMetadata[] {
     .filter((use) => use.tool === tools.spawnReviewers && use.status === "completed")
     .map((use) => {
       const parsed = parseSpawnMetadata(use.metadata)
-      if (!parsed.ok) throw new ReviewRunError(parsed.error, [], "the runtime plugin and the CLI come from different installs: reinstall opencode-reviewer")
+      if (!parsed.ok)
+        throw new ReviewRunError(
+          parsed.error,
+          [],
+          "the runtime plugin and the CLI come from different installs: reinstall opencode-reviewer",
+        )
       return parsed.value
     })
 }
@@ -305,20 +356,31 @@ function unjudgedFindings(result: CoordinatorResult): number {
 function usageOf(result: CoordinatorResult, config: Config) {
   const items: UsageItem[] = [
     ...result.steps.map((step) => ({ agent: step.agent, model: step.model, tokens: step, costUsd: step.costUsd })),
-    ...spawnCalls(result).flatMap((call) => call.reviewers.map((report) => ({ agent: report.name, model: report.model, tokens: report.tokens, costUsd: report.costUsd }))),
+    ...spawnCalls(result).flatMap((call) =>
+      call.reviewers.map((report) => ({
+        agent: report.name,
+        model: report.model,
+        tokens: report.tokens,
+        costUsd: report.costUsd,
+      })),
+    ),
   ]
   return tallyUsage(items, (model) => priceOf(config, model))
 }
 
 function hintFor(result: CoordinatorResult): string | null {
   const last = result.attempts.at(-1)
-  if (last?.error?.name === "ContextOverflowError") return "the change is too large for the coordinator's model: raise the model or narrow the change"
+  if (last?.error?.name === "ContextOverflowError")
+    return "the change is too large for the coordinator's model: raise the model or narrow the change"
   return null
 }
 
 // A 401/403 from the provider: name the provider as the config knows it and the variable that
 // holds its key, which is what the person has to fix.
-function authRefusal(result: CoordinatorResult, config: { provider?: Record<string, { options?: Record<string, unknown> }> }): { what: string; hint: string } | null {
+function authRefusal(
+  result: CoordinatorResult,
+  config: { provider?: Record<string, { options?: Record<string, unknown> }> },
+): { what: string; hint: string } | null {
   const last = result.attempts.at(-1)
   const status = last?.error?.statusCode
   if (!last || (status !== 401 && status !== 403)) return null
@@ -334,7 +396,10 @@ function authRefusal(result: CoordinatorResult, config: { provider?: Record<stri
       : typeof apiKey === "string"
         ? `provider.${provider}.options.apiKey in the config holds a key the provider refuses: replace it`
         : `give provider ${provider} a key (provider.${provider}.options.apiKey, e.g. "{env:MY_KEY}")`
-  return { what, hint: `${fix}${status === 403 ? ", one that may use this model" : ""}; in CI, a masked variable of the project or group` }
+  return {
+    what,
+    hint: `${fix}${status === 403 ? ", one that may use this model" : ""}; in CI, a masked variable of the project or group`,
+  }
 }
 
 // Child sessions are invisible in the parent's JSONL; the spawn_reviewers tool result carries each
@@ -351,7 +416,8 @@ function progress(event: RunEvent, io: Io, live: boolean): void {
   const metadata = parseSpawnMetadata(part.state?.metadata)
   if (!metadata.ok) return void io.stderr(`review: ${metadata.error}\n`)
   for (const reviewer of metadata.value.reviewers) {
-    const detail = reviewer.status === "done" ? plural(reviewer.findings.length, "finding") : `failed: ${reviewer.error}`
+    const detail =
+      reviewer.status === "done" ? plural(reviewer.findings.length, "finding") : `failed: ${reviewer.error}`
     io.stderr(`review:   ${reviewer.name.padEnd(14)} ${detail}\n`)
   }
 }
@@ -404,6 +470,9 @@ function parseProgress(line: string): string | null {
   const entry = parsed.event
   if (entry.event === "reviewers-start") return `running ${entry.reviewers.join(", ")}`
   const name = entry.name.padEnd(14)
-  if (entry.event === "reviewer-start") return entry.attempt > 1 ? `  ${name} failing back to ${entry.model}` : `  ${name} started on ${entry.model}`
-  return entry.status === "done" ? `  ${name} done, ${plural(entry.findings, "finding")}` : `  ${name} FAILED: ${entry.error}`
+  if (entry.event === "reviewer-start")
+    return entry.attempt > 1 ? `  ${name} failing back to ${entry.model}` : `  ${name} started on ${entry.model}`
+  return entry.status === "done"
+    ? `  ${name} done, ${plural(entry.findings, "finding")}`
+    : `  ${name} FAILED: ${entry.error}`
 }

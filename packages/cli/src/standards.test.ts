@@ -13,7 +13,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup()
 })
 
-const baseRule = "# ENG-001: Timeouts on outbound calls\n\nEvery outbound HTTP call MUST set a timeout of at most 5 seconds.\n"
+const baseRule =
+  "# ENG-001: Timeouts on outbound calls\n\nEvery outbound HTTP call MUST set a timeout of at most 5 seconds.\n"
 const weakenedRule = "# ENG-001: Timeouts on outbound calls\n\nOutbound calls MAY run without a timeout.\n"
 
 async function repoWithStandards(): Promise<TempRepo> {
@@ -48,13 +49,22 @@ async function plan(repo: TempRepo, args: string[] = []) {
 }
 
 // Fifteen lines: a lite review, where the compliance reviewer runs (trivial changes skip it).
-const clientLines = ["export async function get(url: string) {", "  return fetch(url)", "}", ...Array.from({ length: 12 }, (_, n) => `export const path${n} = "/v1/items/${n}"`)]
+const clientLines = [
+  "export async function get(url: string) {",
+  "  return fetch(url)",
+  "}",
+  ...Array.from({ length: 12 }, (_, n) => `export const path${n} = "/v1/items/${n}"`),
+]
 const client = clientLines.join("\n") + "\n"
 
 describe("standards in the plan", () => {
   test("a change that rewrites a standard is judged by the target branch's version", async () => {
     const repo = await repoWithStandards()
-    await repo.write({ "docs/standards/ENG-001.md": weakenedRule, "docs/standards/ENG-002.md": "# ENG-002: Written by the change\n\nAnything goes.\n", "src/client.ts": client })
+    await repo.write({
+      "docs/standards/ENG-001.md": weakenedRule,
+      "docs/standards/ENG-002.md": "# ENG-002: Written by the change\n\nAnything goes.\n",
+      "src/client.ts": client,
+    })
     repo.commit("add a client and relax the rule")
 
     const { config, stderr } = await plan(repo)
@@ -86,7 +96,10 @@ describe("standards in the plan", () => {
     await writeFile(join(outside, "secret.md"), "# ENG-666: Not a standard\n\nSECRET_VALUE=hunter2\n")
     await symlink(join(outside, "secret.md"), join(repo.dir, "docs/standards/ENG-666.md"))
     const patch = join(outside, "change.diff")
-    await writeFile(patch, `diff --git a/src/client.ts b/src/client.ts\nnew file mode 100644\n--- /dev/null\n+++ b/src/client.ts\n@@ -0,0 +1,${clientLines.length} @@\n${clientLines.map((line) => `+${line}\n`).join("")}`)
+    await writeFile(
+      patch,
+      `diff --git a/src/client.ts b/src/client.ts\nnew file mode 100644\n--- /dev/null\n+++ b/src/client.ts\n@@ -0,0 +1,${clientLines.length} @@\n${clientLines.map((line) => `+${line}\n`).join("")}`,
+    )
     const { config } = await plan(repo, ["--patch", patch])
     expect(config.agent.compliance!.prompt).toContain("MUST set a timeout of at most 5 seconds.")
     expect(config.agent.compliance!.prompt).not.toContain("hunter2")
@@ -95,13 +108,18 @@ describe("standards in the plan", () => {
   test("a standards folder missing on the target branch warns on stderr and tells the coordinator", async () => {
     const repo = await createTempRepo("standards-cli-")
     cleanups.push(() => repo.remove())
-    await repo.write({ "opencode-reviewer.json": JSON.stringify({ standards: "docs/rules" }), "src/app.ts": "export const app = 1\n" })
+    await repo.write({
+      "opencode-reviewer.json": JSON.stringify({ standards: "docs/rules" }),
+      "src/app.ts": "export const app = 1\n",
+    })
     repo.commit("base")
     repo.git("checkout", "-q", "-b", "feature")
     await repo.write({ "docs/rules/ENG-001.md": baseRule, "src/client.ts": client })
     repo.commit("standards only on the change")
     const { config, stderr } = await plan(repo)
-    expect(stderr).toContain("warning: standards: standards from docs/rules on the target branch could not be loaded (docs/rules on the target branch: no such folder)")
+    expect(stderr).toContain(
+      "warning: standards: standards from docs/rules on the target branch could not be loaded (docs/rules on the target branch: no such folder)",
+    )
     expect(config.agent.compliance!.prompt).toContain("## Engineering standards: not available")
     expect(config.agent.compliance!.prompt).not.toContain("MUST set a timeout")
     expect(config.agent.review_coordinator!.prompt).toContain("## Engineering standards not checked")

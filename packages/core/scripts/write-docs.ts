@@ -98,7 +98,14 @@ export function renderConfigDocs(input: DocsInput): string {
   const top = Object.entries(schema.properties ?? {})
   const slugs = slugger()
   // The page's own headings come first, so a key named like one of them gets a numbered anchor.
-  for (const heading of ["Configuration reference", "Where the configuration comes from", "Reading this reference", "Example", "Keys"]) slugs(heading)
+  for (const heading of [
+    "Configuration reference",
+    "Where the configuration comes from",
+    "Reading this reference",
+    "Example",
+    "Keys",
+  ])
+    slugs(heading)
   const sections = top.map(([key, child]) => {
     const entries: Entry[] = []
     collect(child, [key], [key], (schema.required ?? []).includes(key), {}, entries)
@@ -132,7 +139,7 @@ export function renderConfigDocs(input: DocsInput): string {
     "editors complete and check every key below.",
     "",
     "- An unknown key is a warning on stderr (`warning: opencode-reviewer.json (target branch): unknown",
-    "  key \"tiers.huge\" is ignored`) and the review goes on.",
+    '  key "tiers.huge" is ignored`) and the review goes on.',
     "- A wrong value stops the job with exit code 1 and one line per problem, each naming its key path",
     "  (`opencode-reviewer.json (target branch) is invalid:` then `  failOn: Invalid option: …`).",
     "- `provider` blocks are handed to OpenCode unchanged; reference secrets as `{env:NAME}`, never inline.",
@@ -145,7 +152,7 @@ export function renderConfigDocs(input: DocsInput): string {
     "",
     "## Reading this reference",
     "",
-    "- Nested keys are written as dotted paths: `limits.concurrency` is `{ \"limits\": { \"concurrency\": … } }`.",
+    '- Nested keys are written as dotted paths: `limits.concurrency` is `{ "limits": { "concurrency": … } }`.',
     "- `<key>` stands for a key you choose (a provider id, a model id); `<name>` stands for one of a fixed",
     "  set of keys that all take the same settings (listed with it).",
     "- **Default** is what the code uses when the key is absent; `—` means unset (the feature stays off,",
@@ -166,7 +173,12 @@ export function renderConfigDocs(input: DocsInput): string {
     "",
   ]
   for (const section of sections) lines.push(...renderSection(section.entries, defaults))
-  return lines.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd() + "\n"
+  return (
+    lines
+      .join("\n")
+      .replace(/\n{3,}/g, "\n\n")
+      .trimEnd() + "\n"
+  )
 }
 
 function renderSection(entries: Entry[], defaults: unknown): string[] {
@@ -199,7 +211,9 @@ function renderSection(entries: Entry[], defaults: unknown): string[] {
       .join(" ")
     const path = `\`${entry.path.join(".")}\``
     if (shown.length > 70) below.push(...longDefault(entry, value))
-    lines.push(`| ${cell(path)} | ${cell(typeText(entry.schema, false))} | ${cell(shown.length > 70 ? "see below" : shown)} | ${cell(description)} |`)
+    lines.push(
+      `| ${cell(path)} | ${cell(typeText(entry.schema, false))} | ${cell(shown.length > 70 ? "see below" : shown)} | ${cell(description)} |`,
+    )
   }
   lines.push("", ...below)
   return lines
@@ -227,17 +241,30 @@ function collect(
     const [first, child] = properties[0]!
     collect(child, [...path, "<name>"], [...lookup, first], false, { members: properties.map(([key]) => key) }, out)
   } else {
-    for (const [key, child] of properties) collect(child, [...path, key], [...lookup, key], requiredKeys.has(key), {}, out)
+    for (const [key, child] of properties)
+      collect(child, [...path, key], [...lookup, key], requiredKeys.has(key), {}, out)
   }
   const values = schema.additionalProperties
   if (typeof values === "object" && worthARow(values)) {
-    collect(values, [...path, "<key>"], [...lookup, null], false, { keys: schema.propertyNames?.description ?? null }, out)
+    collect(
+      values,
+      [...path, "<key>"],
+      [...lookup, null],
+      false,
+      { keys: schema.propertyNames?.description ?? null },
+      out,
+    )
   }
-  if (schema.items && hasProperties(schema.items)) collect(schema.items, [...path.slice(0, -1), `${path.at(-1)}[]`], [...lookup, null], false, {}, out)
+  if (schema.items && hasProperties(schema.items))
+    collect(schema.items, [...path.slice(0, -1), `${path.at(-1)}[]`], [...lookup, null], false, {}, out)
 }
 
 function worthARow(schema: JsonSchema): boolean {
-  return schema.description !== undefined || hasProperties(schema) || (typeof schema.additionalProperties === "object" && worthARow(schema.additionalProperties))
+  return (
+    schema.description !== undefined ||
+    hasProperties(schema) ||
+    (typeof schema.additionalProperties === "object" && worthARow(schema.additionalProperties))
+  )
 }
 
 function hasProperties(schema: JsonSchema): boolean {
@@ -267,7 +294,9 @@ function pretty(value: unknown, indent: number, prefix = 0): string {
   const pad = " ".repeat(indent + 2)
   const items = Array.isArray(value)
     ? value.map((item) => `${pad}${pretty(item, indent + 2)}`)
-    : Object.entries(value).map(([key, child]) => `${pad}${JSON.stringify(key)}: ${pretty(child, indent + 2, key.length + 4)}`)
+    : Object.entries(value).map(
+        ([key, child]) => `${pad}${JSON.stringify(key)}: ${pretty(child, indent + 2, key.length + 4)}`,
+      )
   const [open, close] = Array.isArray(value) ? ["[", "]"] : ["{", "}"]
   return `${open}\n${items.join(",\n")}\n${" ".repeat(indent)}${close}`
 }
@@ -277,7 +306,9 @@ function compact(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(compact).join(", ")}]`
   if (typeof value === "object" && value !== null) {
     const entries = Object.entries(value)
-    return entries.length === 0 ? "{}" : `{ ${entries.map(([key, child]) => `${JSON.stringify(key)}: ${compact(child)}`).join(", ")} }`
+    return entries.length === 0
+      ? "{}"
+      : `{ ${entries.map(([key, child]) => `${JSON.stringify(key)}: ${compact(child)}`).join(", ")} }`
   }
   return JSON.stringify(value)
 }
@@ -286,7 +317,8 @@ function compact(value: unknown): string {
 function typeText(schema: JsonSchema, nested: boolean): string {
   const alternatives = schema.anyOf ?? schema.oneOf
   if (alternatives) return alternatives.map((alternative) => typeText(alternative, true)).join(", or ")
-  if (schema.enum) return `one of ${schema.enum.map((value) => `\`${typeof value === "string" ? value : compact(value)}\``).join(", ")}`
+  if (schema.enum)
+    return `one of ${schema.enum.map((value) => `\`${typeof value === "string" ? value : compact(value)}\``).join(", ")}`
   if (schema.const !== undefined) return `exactly \`${compact(schema.const)}\``
   const type = Array.isArray(schema.type) ? schema.type.join(" or ") : schema.type
   switch (type) {
@@ -321,7 +353,12 @@ function stringText(schema: JsonSchema, nested: boolean): string {
 }
 
 function numberText(schema: JsonSchema, type: string): string {
-  const low = schema.exclusiveMinimum !== undefined ? { value: schema.exclusiveMinimum, open: true } : schema.minimum !== undefined ? { value: schema.minimum, open: false } : null
+  const low =
+    schema.exclusiveMinimum !== undefined
+      ? { value: schema.exclusiveMinimum, open: true }
+      : schema.minimum !== undefined
+        ? { value: schema.minimum, open: false }
+        : null
   // zod writes Number.MAX_SAFE_INTEGER as the maximum of every int(); it is no real limit.
   const high =
     schema.exclusiveMaximum !== undefined
@@ -330,7 +367,10 @@ function numberText(schema: JsonSchema, type: string): string {
         ? { value: schema.maximum, open: false }
         : null
   if (low && high && !low.open && !high.open) return `${type} (${low.value}–${high.value})`
-  const bounds = [low ? `${low.open ? ">" : "≥"} ${low.value}` : "", high ? `${high.open ? "<" : "≤"} ${high.value}` : ""].filter(Boolean)
+  const bounds = [
+    low ? `${low.open ? ">" : "≥"} ${low.value}` : "",
+    high ? `${high.open ? "<" : "≤"} ${high.value}` : "",
+  ].filter(Boolean)
   return bounds.length === 0 ? type : `${type} (${bounds.join(", ")})`
 }
 
@@ -352,10 +392,14 @@ function arrayText(schema: JsonSchema): string {
 function objectText(schema: JsonSchema): string {
   const values = schema.additionalProperties
   if (hasProperties(schema) || values === undefined || values === false) return "object"
-  const keys = schema.propertyNames?.description ? `keys: ${inline(stripPeriod(schema.propertyNames.description))}` : "keys of your choice"
+  const keys = schema.propertyNames?.description
+    ? `keys: ${inline(stripPeriod(schema.propertyNames.description))}`
+    : "keys of your choice"
   if (values === true || Object.keys(values).length === 0) return `object (${keys}; any values)`
   // A value with a row of its own is described there; here it is only named.
-  const valueText = worthARow(values) ? `${typeText(values, false).split(" (")[0]} values, see \`<key>\`` : `values: ${typeText(values, true)}`
+  const valueText = worthARow(values)
+    ? `${typeText(values, false).split(" (")[0]} values, see \`<key>\``
+    : `values: ${typeText(values, true)}`
   return `object (${keys}; ${valueText})`
 }
 
@@ -381,7 +425,10 @@ function cell(text: string): string {
 function slugger(): (heading: string) => string {
   const seen = new Map<string, number>()
   return (heading) => {
-    const base = heading.toLowerCase().replace(/[^a-z0-9 _-]/g, "").replace(/ /g, "-")
+    const base = heading
+      .toLowerCase()
+      .replace(/[^a-z0-9 _-]/g, "")
+      .replace(/ /g, "-")
     const count = seen.get(base) ?? 0
     seen.set(base, count + 1)
     return count === 0 ? base : `${base}-${count}`
@@ -405,7 +452,9 @@ if (import.meta.main) {
   }
   const problems = checkExample(exampleConfig)
   if (problems.length > 0) {
-    console.error(`the example config in packages/core/scripts/write-docs.ts does not validate:\n  ${problems.join("\n  ")}`)
+    console.error(
+      `the example config in packages/core/scripts/write-docs.ts does not validate:\n  ${problems.join("\n  ")}`,
+    )
     process.exit(1)
   }
   await Bun.write(docsFile, configDocsText(JSON.parse(committed) as JsonSchema))

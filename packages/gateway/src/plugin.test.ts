@@ -1,24 +1,58 @@
-import { assembleConfig, OpencodeConfig, runLifecycle, silentLogger, type Contributions, type Logger, type PlanView } from "@opencode-reviewer/core"
+import {
+  assembleConfig,
+  OpencodeConfig,
+  runLifecycle,
+  silentLogger,
+  type Contributions,
+  type Logger,
+  type PlanView,
+} from "@opencode-reviewer/core"
 import { describe, expect, test } from "vitest"
 import { gatewayPlugin } from "./plugin"
 
 const plan: PlanView = { repoDir: "/repo", workDir: "/work", tier: "full", files: [], agents: [], diff: [] }
 const userProviders = {
-  ollama: { npm: "@ai-sdk/openai-compatible", options: { baseURL: "http://127.0.0.1:11434/v1", headers: { Authorization: "Bearer local" } }, models: { "qwen2.5-coder": {} } },
+  ollama: {
+    npm: "@ai-sdk/openai-compatible",
+    options: { baseURL: "http://127.0.0.1:11434/v1", headers: { Authorization: "Bearer local" } },
+    models: { "qwen2.5-coder": {} },
+  },
   spare: { options: { baseURL: "http://spare/v1" } },
 }
-const chains = { review_coordinator: ["anthropic/claude-opus-4-7", "anthropic/claude-opus-4-6"], security: ["ollama/qwen2.5-coder", "openai/gpt-5"] }
+const chains = {
+  review_coordinator: ["anthropic/claude-opus-4-7", "anthropic/claude-opus-4-6"],
+  security: ["ollama/qwen2.5-coder", "openai/gpt-5"],
+}
 
 // What core does: the coordinator and a reviewer, and the user's providers seeded as plugin "core".
 function seed(store: Contributions) {
-  store.agents.set("review_coordinator", { description: "c", prompt: "C", models: chains.review_coordinator, plugin: "core", role: "coordinator" })
-  store.agents.set("security", { description: "s", prompt: "S", models: chains.security, plugin: "core", role: "reviewer" })
+  store.agents.set("review_coordinator", {
+    description: "c",
+    prompt: "C",
+    models: chains.review_coordinator,
+    plugin: "core",
+    role: "coordinator",
+  })
+  store.agents.set("security", {
+    description: "s",
+    prompt: "S",
+    models: chains.security,
+    plugin: "core",
+    role: "reviewer",
+  })
   for (const [id, block] of Object.entries(userProviders)) store.providers.set(id, { plugin: "core", block })
 }
 
 function run(gateway: { baseURL: string; apiKeyEnv: string; userId: string } | null, log: Logger = silentLogger) {
   return runLifecycle({
-    plugins: [gatewayPlugin({ providers: userProviders, models: () => Object.values(chains).flat(), chains: () => chains, gateway })],
+    plugins: [
+      gatewayPlugin({
+        providers: userProviders,
+        models: () => Object.values(chains).flat(),
+        chains: () => chains,
+        gateway,
+      }),
+    ],
     plan,
     log,
     seed,
@@ -29,7 +63,11 @@ function run(gateway: { baseURL: string; apiKeyEnv: string; userId: string } | n
 describe("gatewayPlugin", () => {
   test("the assembled opencode.json carries the blocks and validates", async () => {
     const warnings: string[] = []
-    const log: Logger = { ...silentLogger, warn: (_data, message) => void warnings.push(String(message)), child: () => log }
+    const log: Logger = {
+      ...silentLogger,
+      warn: (_data, message) => void warnings.push(String(message)),
+      child: () => log,
+    }
     const { config } = await run(null, log)
     expect(OpencodeConfig.safeParse(config).success).toBe(true)
     expect(config.provider.anthropic).toEqual({ options: { headerTimeout: 120000, chunkTimeout: 120000 } })
@@ -47,7 +85,9 @@ describe("gatewayPlugin", () => {
     const { config } = await run({ baseURL: "https://gw.example.com/ai", apiKeyEnv: "GATEWAY_KEY", userId: "alice" })
     expect(OpencodeConfig.safeParse(config).success).toBe(true)
     for (const id of ["anthropic", "openai", "ollama"]) {
-      expect(config.provider[id]).toMatchObject({ options: { baseURL: `https://gw.example.com/ai/${id}`, apiKey: "{env:GATEWAY_KEY}" } })
+      expect(config.provider[id]).toMatchObject({
+        options: { baseURL: `https://gw.example.com/ai/${id}`, apiKey: "{env:GATEWAY_KEY}" },
+      })
     }
     const text = JSON.stringify(config.provider)
     expect(text).not.toContain("Bearer local")

@@ -38,7 +38,10 @@ export function gatewayPlugin(options: GatewayPluginOptions): ReviewPlugin {
         ...(options.timeouts ? { timeouts: options.timeouts } : {}),
       })
       for (const [id, block] of Object.entries(blocks)) context.addProvider(id, block)
-      context.log.info({ providers: Object.keys(blocks), gateway: options.gateway ? "on" : "off" }, "provider blocks added")
+      context.log.info(
+        { providers: Object.keys(blocks), gateway: options.gateway ? "on" : "off" },
+        "provider blocks added",
+      )
     },
   }
 }

@@ -7,7 +7,10 @@ const gateway = { baseURL: "https://gw.example.com/v1/acct/gw/", apiKeyEnv: "GAT
 
 describe("gatewayProviders", () => {
   test("adds a minimal timeout block for every used provider, never a key", () => {
-    const blocks = gatewayProviders({ userProviders: {}, models: ["anthropic/claude-opus-4-7", "openai/gpt-5", "anthropic/claude-opus-4-6"] })
+    const blocks = gatewayProviders({
+      userProviders: {},
+      models: ["anthropic/claude-opus-4-7", "openai/gpt-5", "anthropic/claude-opus-4-6"],
+    })
     expect(blocks).toEqual({
       anthropic: { options: { headerTimeout: 120000, chunkTimeout: 120000 } },
       openai: { options: { headerTimeout: 120000, chunkTimeout: 120000 } },
@@ -15,7 +18,11 @@ describe("gatewayProviders", () => {
   })
 
   test("custom timeouts, including a whole-request timeout", () => {
-    const blocks = gatewayProviders({ userProviders: {}, models: ["openai/gpt-5"], timeouts: { headerMs: 30000, chunkMs: false, requestMs: 600000 } })
+    const blocks = gatewayProviders({
+      userProviders: {},
+      models: ["openai/gpt-5"],
+      timeouts: { headerMs: 30000, chunkMs: false, requestMs: 600000 },
+    })
     expect(blocks.openai).toEqual({ options: { headerTimeout: 30000, chunkTimeout: false, timeout: 600000 } })
   })
 
@@ -26,7 +33,10 @@ describe("gatewayProviders", () => {
       options: { baseURL: "http://127.0.0.1:11434/v1", headerTimeout: false, headers: { "x-trace": "1" } },
       models: { "qwen2.5-coder:7b": { limit: { context: 32768, output: 4096 } } },
     }
-    const blocks = gatewayProviders({ userProviders: { ollama, unused: { options: {} } }, models: ["ollama/qwen2.5-coder:7b"] })
+    const blocks = gatewayProviders({
+      userProviders: { ollama, unused: { options: {} } },
+      models: ["ollama/qwen2.5-coder:7b"],
+    })
     expect(blocks).toEqual({
       ollama: {
         ...ollama,
@@ -41,7 +51,9 @@ describe("gatewayProviders", () => {
     process.env.ANTHROPIC_API_KEY = "sk-ant-secret"
     try {
       for (const gw of [undefined, gateway]) {
-        const text = JSON.stringify(gatewayProviders({ userProviders: {}, models: ["anthropic/claude-opus-4-7", "openai/gpt-5"], gateway: gw }))
+        const text = JSON.stringify(
+          gatewayProviders({ userProviders: {}, models: ["anthropic/claude-opus-4-7", "openai/gpt-5"], gateway: gw }),
+        )
         expect(text).not.toContain("sk-")
       }
     } finally {
@@ -55,16 +67,29 @@ describe("gatewayProviders", () => {
       openai: {
         options: {
           apiKey: "{env:OPENAI_API_KEY}",
-          headers: { Authorization: "Bearer x", HOST: "api.openai.com", "X-Api-Key": "k", "PRIVATE-TOKEN": "glpat", "x-keep": "yes" },
+          headers: {
+            Authorization: "Bearer x",
+            HOST: "api.openai.com",
+            "X-Api-Key": "k",
+            "PRIVATE-TOKEN": "glpat",
+            "x-keep": "yes",
+          },
         },
       },
       corp: {
         npm: "@ai-sdk/openai-compatible",
-        options: { baseURL: "https://llm.corp/v1", headers: { authorization: "Bearer y", "Proxy-Authorization": "p", Cookie: "c" } },
+        options: {
+          baseURL: "https://llm.corp/v1",
+          headers: { authorization: "Bearer y", "Proxy-Authorization": "p", Cookie: "c" },
+        },
         models: { m1: { headers: { "x-api-key": "z", "x-model": "keep" } } },
       },
     }
-    const blocks = gatewayProviders({ userProviders, models: ["openai/gpt-5", "corp/m1", "anthropic/claude-sonnet-4-6"], gateway })
+    const blocks = gatewayProviders({
+      userProviders,
+      models: ["openai/gpt-5", "corp/m1", "anthropic/claude-sonnet-4-6"],
+      gateway,
+    })
     const metadata = JSON.stringify({ client: "opencode-reviewer", user: anonymousUserId("alice.smith") })
     expect(blocks.openai).toEqual({
       options: {
@@ -75,12 +100,27 @@ describe("gatewayProviders", () => {
         headers: { "x-keep": "yes", authorization: "Bearer {env:GATEWAY_KEY}", [metadataHeader]: metadata },
       },
     })
-    expect(blocks.corp).toMatchObject({ npm: "@ai-sdk/openai-compatible", models: { m1: { headers: { "x-model": "keep" } } } })
-    expect((blocks.corp as { options: { baseURL: string } }).options.baseURL).toBe("https://gw.example.com/v1/acct/gw/corp")
-    expect(blocks.anthropic).toMatchObject({ options: { baseURL: "https://gw.example.com/v1/acct/gw/anthropic", apiKey: "{env:GATEWAY_KEY}" } })
+    expect(blocks.corp).toMatchObject({
+      npm: "@ai-sdk/openai-compatible",
+      models: { m1: { headers: { "x-model": "keep" } } },
+    })
+    expect((blocks.corp as { options: { baseURL: string } }).options.baseURL).toBe(
+      "https://gw.example.com/v1/acct/gw/corp",
+    )
+    expect(blocks.anthropic).toMatchObject({
+      options: { baseURL: "https://gw.example.com/v1/acct/gw/anthropic", apiKey: "{env:GATEWAY_KEY}" },
+    })
     for (const block of Object.values(blocks)) {
       const names = JSON.stringify(block).toLowerCase()
-      for (const stripped of ['"host"', '"x-api-key"', '"private-token"', '"proxy-authorization"', '"cookie"', "bearer x", "bearer y"]) {
+      for (const stripped of [
+        '"host"',
+        '"x-api-key"',
+        '"private-token"',
+        '"proxy-authorization"',
+        '"cookie"',
+        "bearer x",
+        "bearer y",
+      ]) {
         expect(names).not.toContain(stripped)
       }
     }
@@ -106,7 +146,13 @@ describe("gatewayProviders", () => {
   })
 
   test("refuses a key where an env var name belongs", () => {
-    expect(() => gatewayProviders({ userProviders: {}, models: ["openai/gpt-5"], gateway: { baseURL: "https://gw.example.com", apiKeyEnv: "sk-123" } })).toThrow()
+    expect(() =>
+      gatewayProviders({
+        userProviders: {},
+        models: ["openai/gpt-5"],
+        gateway: { baseURL: "https://gw.example.com", apiKeyEnv: "sk-123" },
+      }),
+    ).toThrow()
   })
 })
 

@@ -26,7 +26,10 @@ export const GatewaySettings = z.object({
   /** Name of the environment variable holding the gateway key; only `{env:NAME}` is ever written. */
   apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name, not a key"),
   /** Header carrying the gateway key as `Bearer {env:NAME}` (default "authorization"). */
-  header: z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "must be an HTTP header name").optional(),
+  header: z
+    .string()
+    .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "must be an HTTP header name")
+    .optional(),
   /** Sent only as an anonymous hash in the metadata header. */
   userId: z.string().min(1).nullish(),
 })
@@ -99,7 +102,10 @@ export function isSensitiveHeader(name: string): boolean {
 
 function throughGateway(id: string, block: ProviderBlock, gateway: GatewaySettings): ProviderBlock {
   const options = isRecord(block.options) ? block.options : {}
-  const metadata = JSON.stringify({ client: "opencode-reviewer", user: gateway.userId ? anonymousUserId(gateway.userId) : "anonymous" })
+  const metadata = JSON.stringify({
+    client: "opencode-reviewer",
+    user: gateway.userId ? anonymousUserId(gateway.userId) : "anonymous",
+  })
   const headers = {
     ...stripHeaders(options.headers),
     [(gateway.header ?? "authorization").toLowerCase()]: `Bearer {env:${gateway.apiKeyEnv}}`,
@@ -107,12 +113,19 @@ function throughGateway(id: string, block: ProviderBlock, gateway: GatewaySettin
   }
   const result: ProviderBlock = {
     ...block,
-    options: { ...options, baseURL: `${gateway.baseURL.replace(/\/+$/, "")}/${id}`, apiKey: `{env:${gateway.apiKeyEnv}}`, headers },
+    options: {
+      ...options,
+      baseURL: `${gateway.baseURL.replace(/\/+$/, "")}/${id}`,
+      apiKey: `{env:${gateway.apiKeyEnv}}`,
+      headers,
+    },
   }
   if (isRecord(block.models)) {
     result.models = Object.fromEntries(
       Object.entries(block.models).map(([name, model]) =>
-        isRecord(model) && model.headers !== undefined ? [name, { ...model, headers: stripHeaders(model.headers) }] : [name, model],
+        isRecord(model) && model.headers !== undefined
+          ? [name, { ...model, headers: stripHeaders(model.headers) }]
+          : [name, model],
       ),
     )
   }
@@ -121,7 +134,9 @@ function throughGateway(id: string, block: ProviderBlock, gateway: GatewaySettin
 
 function stripHeaders(headers: unknown): Record<string, unknown> {
   if (!isRecord(headers)) return {}
-  return Object.fromEntries(Object.entries(headers).filter(([name]) => !isSensitiveHeader(name) && name.toLowerCase() !== metadataHeader))
+  return Object.fromEntries(
+    Object.entries(headers).filter(([name]) => !isSensitiveHeader(name) && name.toLowerCase() !== metadataHeader),
+  )
 }
 
 function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {

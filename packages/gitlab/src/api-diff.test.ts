@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest"
 import { unlistedFiles } from "./api-diff"
 
 describe("unlistedFiles", () => {
-  test("changes_count \"1000+\" (GitLab's overflow) names every file after those listed", () => {
+  test('changes_count "1000+" (GitLab\'s overflow) names every file after those listed', () => {
     expect(unlistedFiles("1000+", 1000)).toEqual({
       files: null,
       path: "every changed file after the first 1,000",

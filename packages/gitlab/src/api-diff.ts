@@ -59,7 +59,9 @@ export function assembleDiff(files: readonly ApiDiffFile[]): AssembledDiff {
  * `changes_count` ("1000+") shows it. Their names are unknown, so the entry names the range.
  */
 export function unlistedFiles(changesCount: unknown, listed: number): UnreviewedFile | null {
-  const match = /^(\d+)(\+?)$/.exec(typeof changesCount === "string" || typeof changesCount === "number" ? String(changesCount).trim() : "")
+  const match = /^(\d+)(\+?)$/.exec(
+    typeof changesCount === "string" || typeof changesCount === "number" ? String(changesCount).trim() : "",
+  )
   if (!match) return null
   const total = Number(match[1])
   const overflow = match[2] === "+"
@@ -79,7 +81,8 @@ function omission(file: ApiDiffFile): string | null {
   if (file.collapsed) return "collapsed: GitLab returned no diff content (over its diff limits)"
   const text = file.diff ?? ""
   if (text.trim() !== "") return null
-  const modeChange = !file.new_file && !file.deleted_file && !!file.a_mode && !!file.b_mode && file.a_mode !== file.b_mode
+  const modeChange =
+    !file.new_file && !file.deleted_file && !!file.a_mode && !!file.b_mode && file.a_mode !== file.b_mode
   if (file.renamed_file || modeChange) return null
   return file.new_file || file.deleted_file
     ? "GitLab returned no diff content (an empty file, or content over its diff limits)"
@@ -95,11 +98,15 @@ function section(file: ApiDiffFile): string {
   const lines = [`diff --git ${oldName} ${newName}`]
   if (file.new_file) lines.push(`new file mode ${file.b_mode || "100644"}`)
   else if (file.deleted_file) lines.push(`deleted file mode ${file.a_mode || "100644"}`)
-  else if (file.a_mode && file.b_mode && file.a_mode !== file.b_mode) lines.push(`old mode ${file.a_mode}`, `new mode ${file.b_mode}`)
+  else if (file.a_mode && file.b_mode && file.a_mode !== file.b_mode)
+    lines.push(`old mode ${file.a_mode}`, `new mode ${file.b_mode}`)
   if (file.renamed_file) lines.push(`rename from ${quote(file.old_path)}`, `rename to ${quote(file.new_path)}`)
   if (text.trim() === "") return lines.join("\n") + "\n"
   if (text.startsWith("Binary files ")) return lines.join("\n") + "\n" + ensureNewline(text)
-  lines.push(`--- ${file.new_file ? "/dev/null" : marker(oldName)}`, `+++ ${file.deleted_file ? "/dev/null" : marker(newName)}`)
+  lines.push(
+    `--- ${file.new_file ? "/dev/null" : marker(oldName)}`,
+    `+++ ${file.deleted_file ? "/dev/null" : marker(newName)}`,
+  )
   return lines.join("\n") + "\n" + ensureNewline(text)
 }
 

@@ -54,8 +54,12 @@ describe("readCiContext", () => {
   })
 
   test("no token at all, or no GitLab URL, is named", () => {
-    expect(() => readCiContext({ ...pipeline, GITLAB_TOKEN: undefined, CI_JOB_TOKEN: undefined })).toThrow(/GITLAB_TOKEN is not set/)
-    expect(() => readCiContext({ ...pipeline, CI_API_V4_URL: undefined, CI_SERVER_URL: undefined })).toThrow(/CI_API_V4_URL and CI_SERVER_URL/)
+    expect(() => readCiContext({ ...pipeline, GITLAB_TOKEN: undefined, CI_JOB_TOKEN: undefined })).toThrow(
+      /GITLAB_TOKEN is not set/,
+    )
+    expect(() => readCiContext({ ...pipeline, CI_API_V4_URL: undefined, CI_SERVER_URL: undefined })).toThrow(
+      /CI_API_V4_URL and CI_SERVER_URL/,
+    )
     expect(() => readCiContext({ ...pipeline, CI_MERGE_REQUEST_IID: "x" })).toThrow(/not a merge request number/)
   })
 })

@@ -56,10 +56,13 @@ export function readCiContext(env: Environment): CiContext {
   const urls = readUrls(env)
   const projectId = present(env.CI_MERGE_REQUEST_PROJECT_ID) ?? present(env.CI_PROJECT_ID)
   if (projectId === null) {
-    throw new GitlabContextError("cannot tell the merge request's project: CI_MERGE_REQUEST_PROJECT_ID and CI_PROJECT_ID are not set", {
-      missing: ["CI_MERGE_REQUEST_PROJECT_ID", "CI_PROJECT_ID"],
-      hint: "set CI_MERGE_REQUEST_PROJECT_ID to the project's id or path",
-    })
+    throw new GitlabContextError(
+      "cannot tell the merge request's project: CI_MERGE_REQUEST_PROJECT_ID and CI_PROJECT_ID are not set",
+      {
+        missing: ["CI_MERGE_REQUEST_PROJECT_ID", "CI_PROJECT_ID"],
+        hint: "set CI_MERGE_REQUEST_PROJECT_ID to the project's id or path",
+      },
+    )
   }
 
   return {
@@ -95,7 +98,10 @@ function readToken(env: Environment): string {
       { reason: "job-token", status: null, hint: tokenHint },
     )
   }
-  throw new GitlabAuthError(`GITLAB_TOKEN is not set (a protected variable is not passed to pipelines of unprotected branches): ${tokenHint}`, { reason: "missing", status: null, hint: tokenHint })
+  throw new GitlabAuthError(
+    `GITLAB_TOKEN is not set (a protected variable is not passed to pipelines of unprotected branches): ${tokenHint}`,
+    { reason: "missing", status: null, hint: tokenHint },
+  )
 }
 
 /** The hint for a token GitLab rejected (401/403), shared with the provider. */

@@ -8,8 +8,16 @@ export class GitlabContextError extends ReviewError<{ missing: string[]; hint: s
 }
 
 /** No usable token: missing, only `CI_JOB_TOKEN`, or rejected by GitLab. The message says what to do. */
-export class GitlabAuthError extends ReviewError<{ reason: "missing" | "job-token" | "rejected"; status: number | null; hint: string }> {
-  constructor(message: string, data: { reason: "missing" | "job-token" | "rejected"; status: number | null; hint: string }, cause?: unknown) {
+export class GitlabAuthError extends ReviewError<{
+  reason: "missing" | "job-token" | "rejected"
+  status: number | null
+  hint: string
+}> {
+  constructor(
+    message: string,
+    data: { reason: "missing" | "job-token" | "rejected"; status: number | null; hint: string },
+    cause?: unknown,
+  ) {
     super("GitlabAuthError", message, data, { cause })
   }
 }
@@ -30,7 +38,12 @@ export interface GitlabRequestFailure extends Record<string, unknown> {
 export class GitlabRequestError extends ReviewError<GitlabRequestFailure> {
   constructor(data: GitlabRequestFailure, options: { cause?: unknown; retryable?: boolean } = {}) {
     const status = data.status === null ? "no response" : `HTTP ${data.status}`
-    super("GitlabRequestError", `GitLab ${data.method} ${data.path} failed (${status}): ${data.description}`, data, options)
+    super(
+      "GitlabRequestError",
+      `GitLab ${data.method} ${data.path} failed (${status}): ${data.description}`,
+      data,
+      options,
+    )
   }
 
   get status(): number | null {

@@ -44,7 +44,11 @@ export interface GitlabClient {
   reviewers(): Promise<ApiReviewer[]>
   setReviewers(ids: number[]): Promise<void>
   /** POST `<server>/api/graphql`; variables must be snake_case-proof (we send them as given). */
-  graphql(query: string, variables: Record<string, unknown>, landed?: () => Promise<unknown>): Promise<{ data: unknown; errors: string[] }>
+  graphql(
+    query: string,
+    variables: Record<string, unknown>,
+    landed?: () => Promise<unknown>,
+  ): Promise<{ data: unknown; errors: string[] }>
 }
 
 /** Where the merge request is and how to reach it. */
@@ -89,7 +93,11 @@ export function createGitlabClient(options: ClientOptions): GitlabClient {
   }
 
   const approvals = async () =>
-    parseOne(ApiApprovals, await api.MergeRequestApprovals.showConfiguration(projectId, { mergerequestIId: iid }), `GET ${mr}/approvals`)
+    parseOne(
+      ApiApprovals,
+      await api.MergeRequestApprovals.showConfiguration(projectId, { mergerequestIId: iid }),
+      `GET ${mr}/approvals`,
+    )
 
   return {
     problems,
@@ -107,7 +115,15 @@ export function createGitlabClient(options: ClientOptions): GitlabClient {
     },
     async discussion(id) {
       const [discussion] = discussionsOf([await api.MergeRequestDiscussions.show(projectId, iid, id)])
-      if (!discussion) throw new GitlabRequestError({ method: "GET", path: `${mr}/discussions/${id}`, status: null, description: "unreadable discussion", attempts: 1, ambiguous: false })
+      if (!discussion)
+        throw new GitlabRequestError({
+          method: "GET",
+          path: `${mr}/discussions/${id}`,
+          status: null,
+          description: "unreadable discussion",
+          attempts: 1,
+          ambiguous: false,
+        })
       return discussion
     },
     async rawFile(path, ref) {
@@ -125,7 +141,12 @@ export function createGitlabClient(options: ClientOptions): GitlabClient {
       try {
         // 404 "Tree Not Found" for an unknown ref, "invalid revision or path Not Found" for a
         // folder that is missing at the ref (or is a file).
-        const entries: unknown = await api.Repositories.allRepositoryTrees(projectId, { ...(path === "" ? {} : { path }), ref, recursive: true, perPage: 100 })
+        const entries: unknown = await api.Repositories.allRepositoryTrees(projectId, {
+          ...(path === "" ? {} : { path }),
+          ref,
+          recursive: true,
+          perPage: 100,
+        })
         return list(ApiTreeEntry, entries, "repository tree")
       } catch (error) {
         if (error instanceof GitlabRequestError && error.data.status === 404) return null
@@ -140,7 +161,11 @@ export function createGitlabClient(options: ClientOptions): GitlabClient {
       await requester.request({ method: "POST", path: `${mr}/notes`, json: { body: command }, landed })
     },
     async editNote(noteId, body) {
-      return parseOne(ApiNote, await api.MergeRequestNotes.edit(projectId, iid, noteId, { body }), `PUT ${mr}/notes/${noteId}`)
+      return parseOne(
+        ApiNote,
+        await api.MergeRequestNotes.edit(projectId, iid, noteId, { body }),
+        `PUT ${mr}/notes/${noteId}`,
+      )
     },
     async deleteNote(noteId) {
       try {
@@ -152,9 +177,22 @@ export function createGitlabClient(options: ClientOptions): GitlabClient {
     },
     async createThread(body, position, landed) {
       // JSON, not gitbeaker's multipart: its form encoding cuts a path at "&" (docs/gitlab.md#multipart-and-decamelised-bodies).
-      const response = await requester.request({ method: "POST", path: `${mr}/discussions`, json: { body, position }, landed })
+      const response = await requester.request({
+        method: "POST",
+        path: `${mr}/discussions`,
+        json: { body, position },
+        landed,
+      })
       const [discussion] = discussionsOf([response.body])
-      if (!discussion) throw new GitlabRequestError({ method: "POST", path: `${mr}/discussions`, status: response.status, description: "unreadable discussion in the answer", attempts: 1, ambiguous: false })
+      if (!discussion)
+        throw new GitlabRequestError({
+          method: "POST",
+          path: `${mr}/discussions`,
+          status: response.status,
+          description: "unreadable discussion in the answer",
+          attempts: 1,
+          ambiguous: false,
+        })
       return discussion
     },
     async reply(discussionId, body, landed) {
@@ -189,10 +227,19 @@ export function createGitlabClient(options: ClientOptions): GitlabClient {
       await api.MergeRequests.edit(projectId, iid, { reviewerIds: ids })
     },
     async graphql(query, variables, landed) {
-      const response = await requester.request({ method: "POST", path: `${options.serverUrl.replace(/\/+$/, "")}/api/graphql`, json: { query, variables }, landed })
+      const response = await requester.request({
+        method: "POST",
+        path: `${options.serverUrl.replace(/\/+$/, "")}/api/graphql`,
+        json: { query, variables },
+        landed,
+      })
       const body = (response.body ?? {}) as { data?: unknown; errors?: unknown }
       const errors = Array.isArray(body.errors)
-        ? body.errors.map((error) => (typeof error === "object" && error !== null && "message" in error ? String((error as { message: unknown }).message) : JSON.stringify(error)))
+        ? body.errors.map((error) =>
+            typeof error === "object" && error !== null && "message" in error
+              ? String((error as { message: unknown }).message)
+              : JSON.stringify(error),
+          )
         : []
       return { data: body.data ?? null, errors }
     },

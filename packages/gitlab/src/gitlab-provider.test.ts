@@ -1,6 +1,12 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest"
 import { buildReviewRecord, type Finding, type ReviewFinding, type ReviewRecord } from "@opencode-reviewer/core"
-import { createTempRepo, startGitlabFake, type GitlabFake, type GitlabFakeOptions, type TempRepo } from "@opencode-reviewer/testkit"
+import {
+  createTempRepo,
+  startGitlabFake,
+  type GitlabFake,
+  type GitlabFakeOptions,
+  type TempRepo,
+} from "@opencode-reviewer/testkit"
 import { createGitlabProvider, type GitlabChange, type GitlabProviderOptions } from "./gitlab-provider"
 import { GitlabAuthError } from "./errors"
 
@@ -8,7 +14,14 @@ import { GitlabAuthError } from "./errors"
 // git repository: main holds the base, feature the change.
 
 const base = {
-  "src/db.ts": ["export function find(id: string) {", "  return db.query('SELECT * FROM users WHERE id = ?', [id])", "}", "", "export const limit = 10", ""].join("\n"),
+  "src/db.ts": [
+    "export function find(id: string) {",
+    "  return db.query('SELECT * FROM users WHERE id = ?', [id])",
+    "}",
+    "",
+    "export const limit = 10",
+    "",
+  ].join("\n"),
   "README.md": "# demo\n",
   "opencode-reviewer.json": '{ "failOn": "significant_concerns" }\n',
 }
@@ -45,7 +58,14 @@ afterEach(async () => {
 })
 
 async function start(options: Partial<GitlabFakeOptions> = {}) {
-  fake = await startGitlabFake({ repoDir: repo.dir, sourceBranch: "feature", targetBranch: "main", title: "Query users", description: "Adds retries.", ...options })
+  fake = await startGitlabFake({
+    repoDir: repo.dir,
+    sourceBranch: "feature",
+    targetBranch: "main",
+    title: "Query users",
+    description: "Adds retries.",
+    ...options,
+  })
   return fake
 }
 
@@ -67,7 +87,22 @@ function provider(options: Partial<GitlabProviderOptions> = {}) {
 }
 
 const readLocalDiff = async (from: string, to: string) =>
-  new TextEncoder().encode(repo.git("diff", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "-M", "-C", "--submodule=short", from, to, "--"))
+  new TextEncoder().encode(
+    repo.git(
+      "diff",
+      "--no-color",
+      "--no-ext-diff",
+      "--no-textconv",
+      "--src-prefix=a/",
+      "--dst-prefix=b/",
+      "-M",
+      "-C",
+      "--submodule=short",
+      from,
+      to,
+      "--",
+    ),
+  )
 
 const sqlFinding = (over: Partial<ReviewFinding> = {}): ReviewFinding => ({
   id: "f1",
@@ -88,7 +123,11 @@ const sqlFinding = (over: Partial<ReviewFinding> = {}): ReviewFinding => ({
 function judged(change: GitlabChange, findings: Finding[]): ReviewRecord {
   return buildReviewRecord({
     review: { summary: "Re-review.", findings, answer: null },
-    plan: { tier: "lite", files: [{ path: "src/db.ts", noise: null }], agents: [{ name: "review_coordinator", role: "coordinator" }] },
+    plan: {
+      tier: "lite",
+      files: [{ path: "src/db.ts", noise: null }],
+      agents: [{ name: "review_coordinator", role: "coordinator" }],
+    },
     reviewers: [],
     durationMs: 1,
     breakGlass: false,
@@ -118,7 +157,10 @@ function record(findings: ReviewFinding[], over: Partial<ReviewRecord> = {}): Re
   }
 }
 
-const summaryNotes = () => fake.state.notes.filter((note) => note.author.bot && note.type === null && note.body.includes("opencode-reviewer:summary"))
+const summaryNotes = () =>
+  fake.state.notes.filter(
+    (note) => note.author.bot && note.type === null && note.body.includes("opencode-reviewer:summary"),
+  )
 const diffNotes = () => fake.state.notes.filter((note) => note.type === "DiffNote")
 
 describe("reading the merge request", () => {
@@ -128,7 +170,15 @@ describe("reading the merge request", () => {
     fake.addSystemNote("changed the description")
     const change = await provider().readChange()
     const version = fake.state.versions.at(-1)!
-    expect(change.mergeRequest).toMatchObject({ title: "Query users", description: "Adds retries.", author: "alice", sourceBranch: "feature", targetBranch: "main", baseSha: version.baseSha, headSha: head })
+    expect(change.mergeRequest).toMatchObject({
+      title: "Query users",
+      description: "Adds retries.",
+      author: "alice",
+      sourceBranch: "feature",
+      targetBranch: "main",
+      baseSha: version.baseSha,
+      headSha: head,
+    })
     expect(change.source).toContain("GitLab merge request !7 diffs")
     const diff = new TextDecoder().decode(change.diff)
     expect(diff).toContain("diff --git a/src/a&b.ts b/src/a&b.ts")
@@ -144,13 +194,22 @@ describe("reading the merge request", () => {
     const fromGit = await provider({ readLocalDiff }).readChange()
     expect(fromGit.source).toMatch(/^git diff /)
     const { parseDiff } = await import("@opencode-reviewer/core")
-    const shape = (bytes: Uint8Array) => parseDiff(bytes).files.map((file) => ({ path: file.path, status: file.status, hunks: file.hunks.map((hunk) => hunk.lines) }))
+    const shape = (bytes: Uint8Array) =>
+      parseDiff(bytes).files.map((file) => ({
+        path: file.path,
+        status: file.status,
+        hunks: file.hunks.map((hunk) => hunk.lines),
+      }))
     expect(shape(fromApi.diff)).toEqual(shape(fromGit.diff))
   })
 
   test("more than one page of /diffs is followed through the Link header", async () => {
     repo.git("checkout", "-q", "feature")
-    await repo.write(Object.fromEntries(Array.from({ length: 120 }, (_, index) => [`many/file-${String(index).padStart(3, "0")}.txt`, `${index}\n`])))
+    await repo.write(
+      Object.fromEntries(
+        Array.from({ length: 120 }, (_, index) => [`many/file-${String(index).padStart(3, "0")}.txt`, `${index}\n`]),
+      ),
+    )
     repo.commit("many files")
     repo.git("checkout", "-q", "main")
     await start()
@@ -226,7 +285,14 @@ describe("reading the merge request", () => {
   })
 
   test("listTrustedFiles lists a folder of the target branch through every tree page, never the change's", async () => {
-    await repo.write(Object.fromEntries(Array.from({ length: 120 }, (_, index) => [`docs/standards/ENG-${String(index + 1).padStart(3, "0")}.md`, `# ENG-${index + 1}\n`])))
+    await repo.write(
+      Object.fromEntries(
+        Array.from({ length: 120 }, (_, index) => [
+          `docs/standards/ENG-${String(index + 1).padStart(3, "0")}.md`,
+          `# ENG-${index + 1}\n`,
+        ]),
+      ),
+    )
     await repo.write({ "docs/standards/http/ENG-500.md": "# ENG-500\n" })
     repo.commit("standards")
     repo.git("checkout", "-q", "feature")
@@ -241,7 +307,11 @@ describe("reading the merge request", () => {
     expect(files).toContain("docs/standards/http/ENG-500.md")
     expect(files).not.toContain("docs/standards/ENG-999.md")
     // 121 blobs + 1 tree at 100 per page: two pages, the second reached through the Link header.
-    expect(fake.state.requests.filter((request) => request.path.endsWith("/repository/tree")).map((request) => request.query.page)).toEqual([undefined, "2"])
+    expect(
+      fake.state.requests
+        .filter((request) => request.path.endsWith("/repository/tree"))
+        .map((request) => request.query.page),
+    ).toEqual([undefined, "2"])
     expect(await gitlab.listTrustedFiles!("docs/missing")).toBeNull()
     expect(await gitlab.listTrustedFiles!("README.md")).toBeNull()
   })
@@ -256,13 +326,17 @@ describe("reading the merge request", () => {
       }
     })()
     expect(error).toBeInstanceOf(GitlabAuthError)
-    expect((error as Error).message).toMatch(/CI_JOB_TOKEN cannot post.*project access token.*`api` scope.*GITLAB_TOKEN/)
+    expect((error as Error).message).toMatch(
+      /CI_JOB_TOKEN cannot post.*project access token.*`api` scope.*GITLAB_TOKEN/,
+    )
     expect(fake.state.requests).toHaveLength(0)
   })
 
   test("a token GitLab refuses is a GitlabAuthError", async () => {
     await start()
-    await expect(createGitlabProvider({ env: env("glpat-wrong"), sleep: async () => {} }).readChange()).rejects.toBeInstanceOf(GitlabAuthError)
+    await expect(
+      createGitlabProvider({ env: env("glpat-wrong"), sleep: async () => {} }).readChange(),
+    ).rejects.toBeInstanceOf(GitlabAuthError)
   })
 })
 
@@ -304,7 +378,10 @@ describe("publishing", () => {
     expect(fake.state.requestChanges).toEqual([expect.objectContaining({ via: "graphql", applied: true })])
     // GraphQL variables go out snake_case and untouched (gitbeaker would decamelize them: docs/gitlab.md#multipart-and-decamelised-bodies).
     const graphql = fake.state.requests.find((request) => request.path === "/api/graphql")!
-    expect((graphql.body as { variables: unknown }).variables).toEqual({ project_path: fake.projectPath, iid: String(fake.iid) })
+    expect((graphql.body as { variables: unknown }).variables).toEqual({
+      project_path: fake.projectPath,
+      iid: String(fake.iid),
+    })
     expect(fake.state.executedQuickActions).toEqual([])
     expect(result.files).toEqual([])
     expect(result.warnings).toEqual([])
@@ -316,8 +393,13 @@ describe("publishing", () => {
     await gitlab.readChange()
     const result = await gitlab.publish(record([sqlFinding()]))
     expect(result.approval).toMatchObject({ action: "requested_changes", via: "quick_action" })
-    expect(fake.state.executedQuickActions.map((action) => [action.name, action.user.bot, action.applied])).toEqual([["request_changes", true, true]])
-    expect(fake.state.reviewers.map((reviewer) => [reviewer.user.bot, reviewer.state])).toContainEqual([true, "requested_changes"])
+    expect(fake.state.executedQuickActions.map((action) => [action.name, action.user.bot, action.applied])).toEqual([
+      ["request_changes", true, true],
+    ])
+    expect(fake.state.reviewers.map((reviewer) => [reviewer.user.bot, reviewer.state])).toContainEqual([
+      true,
+      "requested_changes",
+    ])
   })
 
   test("when GitLab can record no change request at all, the review still publishes and says so", async () => {
@@ -350,7 +432,9 @@ describe("publishing", () => {
     expect(summaryNotes()).toHaveLength(1)
     expect(diffNotes()).toHaveLength(1)
     expect(second.threads.created).toEqual([])
-    expect(second.threads.kept).toEqual([{ findingId: "f1", discussionId: first.threads.created[0]!.discussionId, resolved: false }])
+    expect(second.threads.kept).toEqual([
+      { findingId: "f1", discussionId: first.threads.created[0]!.discussionId, resolved: false },
+    ])
   })
 
   test("after a push with the fix, the thread is answered and resolved, and the MR approved", async () => {
@@ -364,14 +448,25 @@ describe("publishing", () => {
 
     const gitlab = provider()
     const change = await gitlab.readChange()
-    expect(change.previousReview?.threads).toEqual([expect.objectContaining({ id: first.threads.created[0]!.discussionId, file: "src/db.ts", line: 2, resolved: false })])
-    expect(change.previousFindings).toEqual([expect.objectContaining({ title: "SQL built from request input", file: "src/db.ts" })])
+    expect(change.previousReview?.threads).toEqual([
+      expect.objectContaining({
+        id: first.threads.created[0]!.discussionId,
+        file: "src/db.ts",
+        line: 2,
+        resolved: false,
+      }),
+    ])
+    expect(change.previousFindings).toEqual([
+      expect.objectContaining({ title: "SQL built from request input", file: "src/db.ts" }),
+    ])
     expect(change.previousReview?.summary).toContain("significant concerns")
     expect(change.previousReview?.summary).not.toContain("<!--")
 
     expect(change.previousFindings[0]!.trace).toEqual({ file: "src/db.ts", line: null, changed: true })
     const result = await gitlab.publish(judged(change, []))
-    const discussion = fake.state.discussions.find((candidate) => candidate.id === first.threads.created[0]!.discussionId)!
+    const discussion = fake.state.discussions.find(
+      (candidate) => candidate.id === first.threads.created[0]!.discussionId,
+    )!
     expect(discussion.resolved).toBe(true)
     expect(discussion.notes.at(-1)!.body).toContain(`Fixed in ${fixed.slice(0, 8)}: the code at this line changed`)
     expect(result.threads.resolved).toEqual([{ discussionId: discussion.id }])
@@ -379,7 +474,7 @@ describe("publishing", () => {
     expect(summaryNotes()).toHaveLength(1)
   })
 
-  test("a \"won't fix\" reply resolves the thread as acknowledged once the finding is dropped", async () => {
+  test('a "won\'t fix" reply resolves the thread as acknowledged once the finding is dropped', async () => {
     await start()
     const first = await provider().publish(record([sqlFinding()]))
     const discussionId = first.threads.created[0]!.discussionId
@@ -394,7 +489,7 @@ describe("publishing", () => {
     expect(result.threads).toMatchObject({ resolved: [], dismissed: [{ discussionId }] })
   })
 
-  test("an unfixed finding left out on a push that did not touch its code keeps its thread open, never \"fixed\"", async () => {
+  test('an unfixed finding left out on a push that did not touch its code keeps its thread open, never "fixed"', async () => {
     await start()
     const first = await provider().publish(record([sqlFinding()]))
     repo.git("checkout", "-q", "feature")
@@ -406,10 +501,17 @@ describe("publishing", () => {
     const change = await gitlab.readChange()
     expect(change.previousFindings[0]!.trace).toMatchObject({ file: "src/db.ts", line: 2, changed: false })
     const reviewed = judged(change, [])
-    expect(reviewed.stillOpen).toEqual([expect.objectContaining({ id: first.threads.created[0]!.discussionId, reason: "not reported again, but the code at its lines did not change" })])
+    expect(reviewed.stillOpen).toEqual([
+      expect.objectContaining({
+        id: first.threads.created[0]!.discussionId,
+        reason: "not reported again, but the code at its lines did not change",
+      }),
+    ])
     const result = await gitlab.publish(reviewed)
     expect(result.threads.resolved).toEqual([])
-    expect(fake.state.discussions.find((candidate) => candidate.id === first.threads.created[0]!.discussionId)!.resolved).toBe(false)
+    expect(
+      fake.state.discussions.find((candidate) => candidate.id === first.threads.created[0]!.discussionId)!.resolved,
+    ).toBe(false)
     expect(summaryNotes()[0]!.body).toContain("Earlier findings still open")
   })
 
@@ -433,7 +535,9 @@ describe("publishing", () => {
     const first = await provider().publish(record([sqlFinding()]))
     const discussionId = first.threads.created[0]!.discussionId
     fake.addHumanNote("I disagree, the id is validated upstream.", { discussionId })
-    const rebuttal = sqlFinding({ body: "The route passes `req.params.id` straight through; nothing upstream validates it." })
+    const rebuttal = sqlFinding({
+      body: "The route passes `req.params.id` straight through; nothing upstream validates it.",
+    })
     for (let run = 0; run < 2; run += 1) {
       const gitlab = provider()
       await gitlab.readChange()
@@ -447,7 +551,12 @@ describe("publishing", () => {
 
   test("a finding outside the diff goes into the summary, not an error", async () => {
     await start()
-    const result = await provider().publish(record([sqlFinding({ severity: "warning", file: "README.md", line: 1, title: "Document retries" }), sqlFinding({ id: "f2", severity: "suggestion", line: 40, title: "Far away" })]))
+    const result = await provider().publish(
+      record([
+        sqlFinding({ severity: "warning", file: "README.md", line: 1, title: "Document retries" }),
+        sqlFinding({ id: "f2", severity: "suggestion", line: 40, title: "Far away" }),
+      ]),
+    )
     expect(diffNotes()).toHaveLength(0)
     expect(result.threads.movedToSummary).toEqual([
       { findingId: "f1", reason: "file not in the diff" },
@@ -460,19 +569,31 @@ describe("publishing", () => {
 
   test("GitLab refusing a position (400) moves the finding into the summary", async () => {
     await start()
-    fake.failNext({ method: "POST", path: /\/discussions$/ }, { status: 400, body: { message: '400 Bad request - Note {:line_code=>["can\'t be blank", "must be a valid line code"]}' } })
+    fake.failNext(
+      { method: "POST", path: /\/discussions$/ },
+      {
+        status: 400,
+        body: { message: '400 Bad request - Note {:line_code=>["can\'t be blank", "must be a valid line code"]}' },
+      },
+    )
     const result = await provider().publish(record([sqlFinding()]))
     expect(diffNotes()).toHaveLength(0)
-    expect(result.threads.movedToSummary).toEqual([{ findingId: "f1", reason: expect.stringContaining("GitLab refused the line position") }])
+    expect(result.threads.movedToSummary).toEqual([
+      { findingId: "f1", reason: expect.stringContaining("GitLab refused the line position") },
+    ])
     expect(summaryNotes()[0]!.body).toContain("SQL built from request input")
   })
 
   test("a path with & is anchored whole (JSON, not gitbeaker's multipart)", async () => {
     await start()
-    const result = await provider().publish(record([sqlFinding({ severity: "suggestion", file: "src/a&b.ts", line: 1, title: "Name the flag" })]))
+    const result = await provider().publish(
+      record([sqlFinding({ severity: "suggestion", file: "src/a&b.ts", line: 1, title: "Name the flag" })]),
+    )
     expect(result.threads.created).toHaveLength(1)
     expect(diffNotes()[0]!.position).toMatchObject({ new_path: "src/a&b.ts", old_path: "src/a&b.ts", new_line: 1 })
-    const post = fake.state.requests.find((request) => request.method === "POST" && request.path.endsWith("/discussions"))!
+    const post = fake.state.requests.find(
+      (request) => request.method === "POST" && request.path.endsWith("/discussions"),
+    )!
     expect(post.bodyKind).toBe("json")
   })
 
@@ -482,7 +603,9 @@ describe("publishing", () => {
     const result = await provider().publish(record([sqlFinding()]))
     expect(diffNotes()).toHaveLength(1)
     expect(result.threads.created).toHaveLength(1)
-    expect(fake.state.requests.filter((request) => request.method === "POST" && request.path.endsWith("/discussions"))).toHaveLength(1)
+    expect(
+      fake.state.requests.filter((request) => request.method === "POST" && request.path.endsWith("/discussions")),
+    ).toHaveLength(1)
   })
 
   test("quick actions and mentions in model text are neutralised; nothing but our own command runs", async () => {
@@ -522,7 +645,9 @@ describe("publishing", () => {
   test("minor issues revoke an earlier bot approval; 404 when there is none is fine", async () => {
     await start()
     const gitlab = provider()
-    expect((await gitlab.publish(record([], { decision: "minor_issues" }))).approval.action).toBe("nothing_to_unapprove")
+    expect((await gitlab.publish(record([], { decision: "minor_issues" }))).approval.action).toBe(
+      "nothing_to_unapprove",
+    )
     await provider().publish(record([]))
     expect(fake.state.approvals).toHaveLength(1)
     const result = await provider().publish(record([], { decision: "minor_issues" }))
@@ -544,14 +669,19 @@ describe("publishing", () => {
     expect(result.approval.detail).toContain(moved.slice(0, 8))
     expect(fake.state.approvals).toHaveLength(0)
     expect(fake.state.requests.filter((request) => request.path.endsWith("/approve"))).toHaveLength(0)
-    expect(summaryNotes()[0]!.body).toContain(`moved from ${head.slice(0, 8)} to ${moved.slice(0, 8)} during the review: this review covers ${head.slice(0, 8)} only`)
+    expect(summaryNotes()[0]!.body).toContain(
+      `moved from ${head.slice(0, 8)} to ${moved.slice(0, 8)} during the review: this review covers ${head.slice(0, 8)} only`,
+    )
   })
 
   test("a head that moves between the check and the approval: GitLab's 409 is reported, not retried", async () => {
     await start()
     const gitlab = provider()
     await gitlab.readChange()
-    fake.failNext({ method: "POST", path: /\/approve$/ }, { status: 409, body: { message: "SHA does not match HEAD of source branch: 0123456789abcdef" } })
+    fake.failNext(
+      { method: "POST", path: /\/approve$/ },
+      { status: 409, body: { message: "SHA does not match HEAD of source branch: 0123456789abcdef" } },
+    )
     const result = await gitlab.publish(record([]))
     expect(result.approval).toMatchObject({ action: "not_approved", sha: head })
     expect(fake.state.approvals).toHaveLength(0)
@@ -564,7 +694,18 @@ describe("publishing", () => {
     const gitlab = provider()
     await gitlab.readChange()
     gitlab.breakGlass("break glass")
-    await gitlab.publish(record([], { breakGlass: true, coverage: { reviewedFiles: 2, filtered: [], failedReviewers: [{ name: "performance", error: "timeout" }], complete: true, unjudgedFindings: 0 } }))
+    await gitlab.publish(
+      record([], {
+        breakGlass: true,
+        coverage: {
+          reviewedFiles: 2,
+          filtered: [],
+          failedReviewers: [{ name: "performance", error: "timeout" }],
+          complete: true,
+          unjudgedFindings: 0,
+        },
+      }),
+    )
     const body = summaryNotes()[0]!.body
     expect(body).toContain("approved because carol asked for it")
     expect(body).toContain("Partial review.")

@@ -113,7 +113,13 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
     maxAttempts: options.maxAttempts,
     log,
   })
-  const client = createGitlabClient({ requester, serverUrl: context.serverUrl, projectId: context.projectId, iid: context.iid, log })
+  const client = createGitlabClient({
+    requester,
+    serverUrl: context.serverUrl,
+    projectId: context.projectId,
+    iid: context.iid,
+    log,
+  })
   let state: ReadState | null = null
   let mergeRequest: Promise<ApiMergeRequest> | null = null
   const readMergeRequest = () => {
@@ -140,11 +146,22 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
       const discussions = await client.discussions()
       const previous = previousReviewOf(discussions, bot)
       const humanNotes = humanNotesOf(discussions, bot)
-      state = { bot, mergeRequest: mr, refs, files: parseDiff(diffBytes).files, unreviewed: assembled.unreviewed, humanNotes, breakGlass: null }
+      state = {
+        bot,
+        mergeRequest: mr,
+        refs,
+        files: parseDiff(diffBytes).files,
+        unreviewed: assembled.unreviewed,
+        humanNotes,
+        breakGlass: null,
+      }
       for (const file of assembled.unreviewed) log.warn({ path: file.path, reason: file.reason }, "file not reviewable")
       const range = `${refs.baseSha.slice(0, 12)}..${refs.headSha.slice(0, 12)}`
       return {
-        source: local === null ? `GitLab merge request !${mr.iid} diffs (${range})` : `git diff ${range} in ${options.repoDir ?? "the checkout"}`,
+        source:
+          local === null
+            ? `GitLab merge request !${mr.iid} diffs (${range})`
+            : `git diff ${range} in ${options.repoDir ?? "the checkout"}`,
         diff: diffBytes,
         mergeRequest: {
           title: mr.title,
@@ -160,7 +177,10 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
         comments: humanNotes.filter((note) => !previous.threadNoteIds.has(note.id)).map(commentOf),
         previousReview: previous.review,
         customInstructions: null,
-        readHeads: (paths) => (options.readLocalHeads ? options.readLocalHeads(refs.headSha, paths) : readApiHeads(client, refs.headSha, paths)),
+        readHeads: (paths) =>
+          options.readLocalHeads
+            ? options.readLocalHeads(refs.headSha, paths)
+            : readApiHeads(client, refs.headSha, paths),
         async readHeadFile(path) {
           const local = options.readLocalFile ? await options.readLocalFile(refs.headSha, path).catch(() => null) : null
           return local ?? authed(client.rawFile(path, refs.headSha))
@@ -171,7 +191,9 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
           bot,
           headSha: refs.headSha,
           files: state.files,
-          readFileAt: async (sha, path) => (options.readLocalFile ? await options.readLocalFile(sha, path).catch(() => null) : null) ?? client.rawFile(path, sha),
+          readFileAt: async (sha, path) =>
+            (options.readLocalFile ? await options.readLocalFile(sha, path).catch(() => null) : null) ??
+            client.rawFile(path, sha),
         }),
       } satisfies GitlabChange
     },
@@ -185,7 +207,9 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
       const mr = await readMergeRequest()
       const entries = await authed(client.tree(folder, mr.target_branch))
       // Symlinks (mode 120000) are blobs too; their text is a path, never a document.
-      return entries === null ? null : entries.filter((entry) => entry.type === "blob" && entry.mode !== "120000").map((entry) => entry.path)
+      return entries === null
+        ? null
+        : entries.filter((entry) => entry.type === "blob" && entry.mode !== "120000").map((entry) => entry.path)
     },
     breakGlass(phrase) {
       if (!state) throw new Error("breakGlass called before readChange")
@@ -221,7 +245,11 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
       return await call
     } catch (error) {
       if (error instanceof GitlabRequestError && (error.data.status === 401 || error.data.status === 403)) {
-        throw new GitlabAuthError(`GitLab refused GITLAB_TOKEN (HTTP ${error.data.status} on ${error.data.path}): ${rejectedTokenHint()}`, { reason: "rejected", status: error.data.status, hint: rejectedTokenHint() }, error)
+        throw new GitlabAuthError(
+          `GitLab refused GITLAB_TOKEN (HTTP ${error.data.status} on ${error.data.path}): ${rejectedTokenHint()}`,
+          { reason: "rejected", status: error.data.status, hint: rejectedTokenHint() },
+          error,
+        )
       }
       throw error
     }
@@ -229,23 +257,40 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
 }
 
 // diff_refs fill in asynchronously after the merge request is created (docs/gitlab.md#the-merge-request-and-diff_refs).
-async function readVersion(client: GitlabClient, context: CiContext, sleep: (ms: number) => Promise<void>, log: Logger): Promise<{ mergeRequest: ApiMergeRequest; refs: DiffRefs }> {
+async function readVersion(
+  client: GitlabClient,
+  context: CiContext,
+  sleep: (ms: number) => Promise<void>,
+  log: Logger,
+): Promise<{ mergeRequest: ApiMergeRequest; refs: DiffRefs }> {
   for (let attempt = 1; ; attempt += 1) {
     const mergeRequest = await client.mergeRequest()
     const refs = mergeRequest.diff_refs
     if (refs?.base_sha && refs.head_sha) {
-      return { mergeRequest, refs: { baseSha: refs.base_sha, headSha: refs.head_sha, startSha: refs.start_sha ?? refs.base_sha } }
+      return {
+        mergeRequest,
+        refs: { baseSha: refs.base_sha, headSha: refs.head_sha, startSha: refs.start_sha ?? refs.base_sha },
+      }
     }
     if (attempt >= diffRefsAttempts) {
       // CI knows the base the pipeline was created for; with the MR's head it names the same diff.
       if (context.diffBaseSha && mergeRequest.sha) {
-        log.warn({ base: context.diffBaseSha, head: mergeRequest.sha }, "diff_refs still empty; using CI_MERGE_REQUEST_DIFF_BASE_SHA")
-        return { mergeRequest, refs: { baseSha: context.diffBaseSha, headSha: mergeRequest.sha, startSha: context.diffBaseSha } }
+        log.warn(
+          { base: context.diffBaseSha, head: mergeRequest.sha },
+          "diff_refs still empty; using CI_MERGE_REQUEST_DIFF_BASE_SHA",
+        )
+        return {
+          mergeRequest,
+          refs: { baseSha: context.diffBaseSha, headSha: mergeRequest.sha, startSha: context.diffBaseSha },
+        }
       }
-      throw new ChangeReadError(`GitLab has not computed the diff of merge request !${context.iid} yet (diff_refs is empty)`, {
-        source: `GitLab merge request !${context.iid}`,
-        hint: "retry the job in a minute; GitLab fills diff_refs asynchronously after a merge request is created or pushed",
-      })
+      throw new ChangeReadError(
+        `GitLab has not computed the diff of merge request !${context.iid} yet (diff_refs is empty)`,
+        {
+          source: `GitLab merge request !${context.iid}`,
+          hint: "retry the job in a minute; GitLab fills diff_refs asynchronously after a merge request is created or pushed",
+        },
+      )
     }
     log.info({ attempt }, "diff_refs empty; waiting")
     await sleep(diffRefsDelayMs * attempt)
@@ -256,10 +301,17 @@ async function readLocal(options: GitlabProviderOptions, refs: DiffRefs, log: Lo
   if (!options.readLocalDiff) return null
   try {
     const diff = await options.readLocalDiff(refs.baseSha, refs.headSha)
-    if (diff === null) log.info({ base: refs.baseSha, head: refs.headSha }, "checkout lacks the merge request commits; reading the diff from the API")
+    if (diff === null)
+      log.info(
+        { base: refs.baseSha, head: refs.headSha },
+        "checkout lacks the merge request commits; reading the diff from the API",
+      )
     return diff
   } catch (error) {
-    log.warn({ error: error instanceof Error ? error.message : String(error) }, "local git diff failed; reading the diff from the API")
+    log.warn(
+      { error: error instanceof Error ? error.message : String(error) },
+      "local git diff failed; reading the diff from the API",
+    )
     return null
   }
 }
@@ -267,7 +319,10 @@ async function readLocal(options: GitlabProviderOptions, refs: DiffRefs, log: Lo
 // The previous review as the coordinator reads it: the summary note (the oldest bot summary, the
 // one the publisher keeps) and every bot thread with its notes. The findings themselves, traced to
 // the new head, come from readPreviousFindings.
-function previousReviewOf(discussions: Discussion[], bot: ApiUser): { review: PreviousReview | null; threadNoteIds: Set<number> } {
+function previousReviewOf(
+  discussions: Discussion[],
+  bot: ApiUser,
+): { review: PreviousReview | null; threadNoteIds: Set<number> } {
   const summaryNote = discussions
     .flatMap((discussion) => discussion.notes)
     .filter((note) => note.author.id === bot.id && !note.system && markerIn(note.body, markers.summary) !== null)
@@ -283,14 +338,19 @@ function previousReviewOf(discussions: Discussion[], bot: ApiUser): { review: Pr
       file,
       line,
       resolved,
-      notes: discussion.notes.filter((note) => !note.system).map((note) => {
-        const ours = isOwnThreadNote(note, bot)
-        return { author: note.author.username, body: ours ? stripMarkers(note.body) : note.body, bot: ours }
-      }),
+      notes: discussion.notes
+        .filter((note) => !note.system)
+        .map((note) => {
+          const ours = isOwnThreadNote(note, bot)
+          return { author: note.author.username, body: ours ? stripMarkers(note.body) : note.body, bot: ours }
+        }),
     })
   }
-  const review = summaryNote || threads.length > 0 ? { summary: summaryNote ? stripMarkers(summaryNote.body) : "", threads } : null
-  const threadNoteIds = new Set(botThreads(discussions, bot).flatMap((discussion) => discussion.notes.map((note) => note.id)))
+  const review =
+    summaryNote || threads.length > 0 ? { summary: summaryNote ? stripMarkers(summaryNote.body) : "", threads } : null
+  const threadNoteIds = new Set(
+    botThreads(discussions, bot).flatMap((discussion) => discussion.notes.map((note) => note.id)),
+  )
   return { review, threadNoteIds }
 }
 
@@ -298,7 +358,10 @@ function previousReviewOf(discussions: Discussion[], bot: ApiUser): { review: Pr
 // (the finding's on the first note, a reply's on the rest). Its text may quote an attacker; it is
 // still sanitised, but never reported as an injection attempt.
 function isOwnThreadNote(note: ApiNote, bot: ApiUser): boolean {
-  return note.author.id === bot.id && (markerIn(note.body, markers.finding) !== null || markerIn(note.body, markers.reply) !== null)
+  return (
+    note.author.id === bot.id &&
+    (markerIn(note.body, markers.finding) !== null || markerIn(note.body, markers.reply) !== null)
+  )
 }
 
 // Every note a person wrote (not system notes, not the bot's), oldest first, thread replies included.
@@ -313,7 +376,11 @@ function commentOf(note: ApiNote): MergeRequestComment {
   return { author: note.author.username, createdAt: note.created_at ?? null, body: note.body }
 }
 
-async function readApiHeads(client: GitlabClient, commit: string, paths: readonly string[]): Promise<Map<string, string>> {
+async function readApiHeads(
+  client: GitlabClient,
+  commit: string,
+  paths: readonly string[],
+): Promise<Map<string, string>> {
   const heads = new Map<string, string>()
   const queue = paths.slice(0, apiHeadsLimit)
   const worker = async () => {

@@ -8,5 +8,11 @@ export {
 export { describePublishResult, type ApprovalOutcome, type PublishResult, type ThreadRef } from "./publisher"
 export { isMergeRequestPipeline, readCiContext, type CiContext, type Environment } from "./ci-context"
 export { GitlabAuthError, GitlabContextError, GitlabRequestError, GitlabResponseError } from "./errors"
-export { createRequester, type GitlabRequest, type GitlabRequester, type GitlabResponse, type RequesterOptions } from "./requester"
+export {
+  createRequester,
+  type GitlabRequest,
+  type GitlabRequester,
+  type GitlabResponse,
+  type RequesterOptions,
+} from "./requester"
 export type { UnreviewedFile } from "./api-diff"

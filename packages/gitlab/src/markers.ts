@@ -36,7 +36,14 @@ export function decodeAnchor(value: string | null): Anchor | null {
   try {
     const parsed: unknown = JSON.parse(Buffer.from(value, "base64url").toString("utf8"))
     const { sha, path, line } = (parsed ?? {}) as Record<string, unknown>
-    if (typeof sha !== "string" || typeof path !== "string" || typeof line !== "number" || !Number.isInteger(line) || line < 1) return null
+    if (
+      typeof sha !== "string" ||
+      typeof path !== "string" ||
+      typeof line !== "number" ||
+      !Number.isInteger(line) ||
+      line < 1
+    )
+      return null
     return { sha, path, line }
   } catch {
     return null
@@ -52,12 +59,18 @@ export function markerIn(body: string, kind: string): string | null {
 export function prepareBody(text: string, list: [string, string][]): { body: string; changes: number } {
   const neutral = neutralizeForGitlab(text)
   const tail = list.map(([kind, value]) => hiddenMarker(kind, value)).join("\n")
-  return { body: tail === "" ? neutral.text : `${neutral.text.replace(/\n*$/, "")}\n\n${tail}\n`, changes: changeCount(neutral.changes) }
+  return {
+    body: tail === "" ? neutral.text : `${neutral.text.replace(/\n*$/, "")}\n\n${tail}\n`,
+    changes: changeCount(neutral.changes),
+  }
 }
 
 /** A bot note's text without our markers, for the coordinator's view of the previous review. */
 export function stripMarkers(body: string): string {
-  return body.replace(/<!--[\s\S]*?-->/g, "").replace(/\n{3,}/g, "\n\n").trim()
+  return body
+    .replace(/<!--[\s\S]*?-->/g, "")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim()
 }
 
 // neutralizeForGitlab lists one entry per kind of change, "(×N)" when it happened N times.

@@ -227,7 +227,8 @@ function join(pieces: readonly Piece[]): string {
   let previous: Piece | null = null
   for (const piece of pieces) {
     if (piece.text === "") continue
-    if (previous?.text.endsWith("`") && piece.text.startsWith("`") && (piece.inserted || previous.inserted)) out.push(" ")
+    if (previous?.text.endsWith("`") && piece.text.startsWith("`") && (piece.inserted || previous.inserted))
+      out.push(" ")
     out.push(piece.text)
     previous = piece
   }
@@ -309,7 +310,9 @@ function scan(line: string, start: number, end: number, context: Context): Piece
 function urlPieces(line: string, start: number, end: number, context: Context): Piece[] {
   const url = line.slice(start, end)
   if (isPlainUrl(url)) return plain(line, start, end, "url", context)
-  const risky = url.includes("`") || plain(line, start, end, "text", { ...context, log: new ChangeLog() }).some((piece) => piece.inserted)
+  const risky =
+    url.includes("`") ||
+    plain(line, start, end, "text", { ...context, log: new ChangeLog() }).some((piece) => piece.inserted)
   if (!risky || (context.tables && url.includes("|"))) return plain(line, start, end, "text", context)
   context.log.add("url with a backtick, mention or reference shown as code")
   const fence = "`".repeat(Math.max(0, ...[...url.matchAll(/`+/g)].map((run) => run[0].length)) + 1)
@@ -501,4 +504,3 @@ function plainLink(line: string, at: number, end: number, context: Context): { c
   const tail = sticky(linkTail, line, cursor + 2, end)
   return tail === null ? null : { close: cursor, end: cursor + 2 + tail.length }
 }
-

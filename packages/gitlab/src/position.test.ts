@@ -5,7 +5,8 @@ import { anchorFinding } from "./position"
 import { assembleDiff, quote, type ApiDiffFile } from "./api-diff"
 
 const refs = { baseSha: "b".repeat(40), startSha: "s".repeat(40), headSha: "h".repeat(40) }
-const lines = (count: number, prefix: string) => Array.from({ length: count }, (_, index) => `${prefix} ${index + 1}`).join("\n") + "\n"
+const lines = (count: number, prefix: string) =>
+  Array.from({ length: count }, (_, index) => `${prefix} ${index + 1}`).join("\n") + "\n"
 
 describe("anchoring findings on a real git diff", () => {
   let repo: TempRepo
@@ -27,7 +28,18 @@ describe("anchoring findings on a real git diff", () => {
     repo.git("mv", "src/old-name.ts", "src/new-name.ts")
     await repo.write({ "src/new-name.ts": lines(20, "stable").replace("stable 15\n", "stable 15 edited\n") })
     const head = repo.commit("head")
-    const diff = repo.git("diff", "--no-color", "--no-ext-diff", "--src-prefix=a/", "--dst-prefix=b/", "-M", "-C", base, head, "--")
+    const diff = repo.git(
+      "diff",
+      "--no-color",
+      "--no-ext-diff",
+      "--src-prefix=a/",
+      "--dst-prefix=b/",
+      "-M",
+      "-C",
+      base,
+      head,
+      "--",
+    )
     files = parseDiff(diff).files
   })
   afterAll(() => repo.remove())
@@ -36,7 +48,15 @@ describe("anchoring findings on a real git diff", () => {
     const anchor = anchorFinding(files, { file: "src/app.ts", line: 11 }, refs)
     expect(anchor).toMatchObject({ ok: true, kind: "add" })
     if (!anchor.ok) return
-    expect(anchor.position).toEqual({ position_type: "text", base_sha: refs.baseSha, start_sha: refs.startSha, head_sha: refs.headSha, old_path: "src/app.ts", new_path: "src/app.ts", new_line: 11 })
+    expect(anchor.position).toEqual({
+      position_type: "text",
+      base_sha: refs.baseSha,
+      start_sha: refs.startSha,
+      head_sha: refs.headSha,
+      old_path: "src/app.ts",
+      new_path: "src/app.ts",
+      new_line: 11,
+    })
   })
 
   test("a context line gets both lines, which differ after an insertion", () => {
@@ -46,25 +66,45 @@ describe("anchoring findings on a real git diff", () => {
 
   test("a line of a deleted file gets old_line only", () => {
     const anchor = anchorFinding(files, { file: "src/gone.ts", line: 2 }, refs)
-    expect(anchor).toMatchObject({ ok: true, kind: "remove", position: { old_path: "src/gone.ts", new_path: "src/gone.ts", old_line: 2 } })
+    expect(anchor).toMatchObject({
+      ok: true,
+      kind: "remove",
+      position: { old_path: "src/gone.ts", new_path: "src/gone.ts", old_line: 2 },
+    })
     if (anchor.ok) expect(anchor.position.new_line).toBeUndefined()
   })
 
   test("a renamed file keeps both names; the old name finds it too", () => {
     const anchor = anchorFinding(files, { file: "src/new-name.ts", line: 15 }, refs)
-    expect(anchor).toMatchObject({ ok: true, kind: "add", position: { old_path: "src/old-name.ts", new_path: "src/new-name.ts", new_line: 15 } })
+    expect(anchor).toMatchObject({
+      ok: true,
+      kind: "add",
+      position: { old_path: "src/old-name.ts", new_path: "src/new-name.ts", new_line: 15 },
+    })
     expect(anchorFinding(files, { file: "src/old-name.ts", line: 15 }, refs)).toMatchObject({ ok: true })
   })
 
   test("a path with & is kept whole", () => {
     const anchor = anchorFinding(files, { file: "src/a&b.ts", line: 4 }, refs)
-    expect(anchor).toMatchObject({ ok: true, position: { old_path: "src/a&b.ts", new_path: "src/a&b.ts", new_line: 4 } })
+    expect(anchor).toMatchObject({
+      ok: true,
+      position: { old_path: "src/a&b.ts", new_path: "src/a&b.ts", new_line: 4 },
+    })
   })
 
   test("a line outside the hunks, a file outside the diff, or no line is not anchored", () => {
-    expect(anchorFinding(files, { file: "src/app.ts", line: 28 }, refs)).toEqual({ ok: false, reason: "line 28 is not in the diff" })
-    expect(anchorFinding(files, { file: "src/other.ts", line: 1 }, refs)).toEqual({ ok: false, reason: "file not in the diff" })
-    expect(anchorFinding(files, { file: "src/app.ts", line: null }, refs)).toEqual({ ok: false, reason: "no line given" })
+    expect(anchorFinding(files, { file: "src/app.ts", line: 28 }, refs)).toEqual({
+      ok: false,
+      reason: "line 28 is not in the diff",
+    })
+    expect(anchorFinding(files, { file: "src/other.ts", line: 1 }, refs)).toEqual({
+      ok: false,
+      reason: "file not in the diff",
+    })
+    expect(anchorFinding(files, { file: "src/app.ts", line: null }, refs)).toEqual({
+      ok: false,
+      reason: "no line given",
+    })
   })
 })
 
@@ -88,7 +128,7 @@ describe("rebuilding a unified diff from GitLab's /diffs", () => {
       entry({ old_path: "d.ts", new_path: "d.ts", b_mode: "0", deleted_file: true, diff: "@@ -1 +0,0 @@\n-gone\n" }),
       entry({ old_path: "old name.ts", new_path: "new name.ts", renamed_file: true, diff: "@@ -1 +1 @@\n-a\n+b" }),
       entry({ old_path: "pure.ts", new_path: "moved/pure.ts", renamed_file: true, diff: "" }),
-      entry({ old_path: "é&\"q\".ts", new_path: "é&\"q\".ts" }),
+      entry({ old_path: 'é&"q".ts', new_path: 'é&"q".ts' }),
       entry({ old_path: "run.sh", new_path: "run.sh", a_mode: "100644", b_mode: "100755", diff: "" }),
     ])
     expect(unreviewed).toEqual([])

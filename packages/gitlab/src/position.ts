@@ -30,9 +30,15 @@ export type Anchor =
  * are read in the new file's numbering; only a deleted file is read in the old one. A line outside
  * the hunks is not anchored (GitLab answers 400), and never guessed onto a nearby line.
  */
-export function anchorFinding(files: readonly DiffFile[], finding: { file: string; line: number | null }, refs: DiffRefs): Anchor {
+export function anchorFinding(
+  files: readonly DiffFile[],
+  finding: { file: string; line: number | null },
+  refs: DiffRefs,
+): Anchor {
   if (finding.line === null) return { ok: false, reason: "no line given" }
-  const file = files.find((candidate) => candidate.path === finding.file) ?? files.find((candidate) => candidate.oldPath === finding.file)
+  const file =
+    files.find((candidate) => candidate.path === finding.file) ??
+    files.find((candidate) => candidate.oldPath === finding.file)
   if (!file) return { ok: false, reason: "file not in the diff" }
   if (file.binary) return { ok: false, reason: "binary file" }
   const base = {
@@ -52,5 +58,9 @@ export function anchorFinding(files: readonly DiffFile[], finding: { file: strin
   const line = lines.find((candidate) => candidate.kind !== "remove" && candidate.newLine === finding.line)
   if (!line) return { ok: false, reason: `line ${finding.line} is not in the diff` }
   if (line.kind === "add") return { ok: true, kind: "add", position: { ...base, new_line: line.newLine as number } }
-  return { ok: true, kind: "context", position: { ...base, old_line: line.oldLine as number, new_line: line.newLine as number } }
+  return {
+    ok: true,
+    kind: "context",
+    position: { ...base, old_line: line.oldLine as number, new_line: line.newLine as number },
+  }
 }

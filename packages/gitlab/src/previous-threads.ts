@@ -31,7 +31,11 @@ export async function readPreviousFindings(input: PreviousThreadsInput): Promise
   const cache = new Map<string, Promise<string | null>>()
   const read = (sha: string, path: string) => {
     const key = `${sha}\0${path}`
-    if (!cache.has(key)) cache.set(key, input.readFileAt(sha, path).catch(() => null))
+    if (!cache.has(key))
+      cache.set(
+        key,
+        input.readFileAt(sha, path).catch(() => null),
+      )
     return cache.get(key)!
   }
   let traced = 0
@@ -69,9 +73,15 @@ function anchorOf(note: ApiNote): Anchor | null {
   return { sha: position.head_sha, path: position.new_path, line: position.new_line }
 }
 
-async function traceAnchor(anchor: Anchor, input: PreviousThreadsInput, read: ReadFileAt): Promise<PreviousFinding["trace"]> {
+async function traceAnchor(
+  anchor: Anchor,
+  input: PreviousThreadsInput,
+  read: ReadFileAt,
+): Promise<PreviousFinding["trace"]> {
   if (anchor.sha === input.headSha) return { file: anchor.path, line: anchor.line, changed: false }
-  const renamed = input.files.find((file) => file.oldPath === anchor.path && file.path !== anchor.path && file.status === "renamed")
+  const renamed = input.files.find(
+    (file) => file.oldPath === anchor.path && file.path !== anchor.path && file.status === "renamed",
+  )
   const path = renamed?.path ?? anchor.path
   const [before, after] = await Promise.all([read(anchor.sha, anchor.path), read(input.headSha, path)])
   if (before === null) return null
@@ -84,12 +94,15 @@ async function traceAnchor(anchor: Anchor, input: PreviousThreadsInput, read: Re
 // or any other answer (an argument, a question, a claim it is fixed), which the coordinator weighs.
 function replyOf(discussion: Discussion, bot: ApiUser): PreviousFinding["reply"] {
   const lastBot = discussion.notes.filter((note) => note.author.id === bot.id).at(-1)
-  const human = discussion.notes.filter((note) => note.author.id !== bot.id && !note.system && (!lastBot || note.id > lastBot.id)).at(-1)
+  const human = discussion.notes
+    .filter((note) => note.author.id !== bot.id && !note.system && (!lastBot || note.id > lastBot.id))
+    .at(-1)
   if (!human) return null
   return { by: human.author.username, kind: acknowledged.test(human.body) ? "acknowledged" : "argued" }
 }
 
-const acknowledged = /\b(won'?t|will not|not going to|wont) fix\b|\backnowledg|\bintended\b|\bby design\b|\baccepted risk\b/i
+const acknowledged =
+  /\b(won'?t|will not|not going to|wont) fix\b|\backnowledg|\bintended\b|\bby design\b|\baccepted risk\b/i
 
 function decoded(value: string | null): string | null {
   if (value === null) return null

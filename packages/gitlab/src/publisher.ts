@@ -1,5 +1,12 @@
 import { randomBytes } from "node:crypto"
-import { compareSeverity, findingFingerprints, type Logger, type ReviewFinding, type ReviewRecord, type Severity } from "@opencode-reviewer/core"
+import {
+  compareSeverity,
+  findingFingerprints,
+  type Logger,
+  type ReviewFinding,
+  type ReviewRecord,
+  type Severity,
+} from "@opencode-reviewer/core"
 import type { ApiMergeRequest, ApiNote, ApiUser, Discussion } from "./api-schemas"
 import type { CiContext } from "./ci-context"
 import { GitlabRequestError } from "./errors"
@@ -111,22 +118,34 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
   // threads show as outdated, which is the truth, rather than landing on the wrong lines.
   const refs: DiffRefs = currentHead === reviewedHead ? refsOf(current, state.refs) : state.refs
   if (currentHead !== reviewedHead) {
-    notices.push(`the merge request moved from ${short(reviewedHead)} to ${short(currentHead)} during the review: this review covers ${short(reviewedHead)} only, so it approves nothing; the newer commits need their own review`)
+    notices.push(
+      `the merge request moved from ${short(reviewedHead)} to ${short(currentHead)} during the review: this review covers ${short(reviewedHead)} only, so it approves nothing; the newer commits need their own review`,
+    )
   }
 
   const discussions: Discussion[] = await client.discussions()
   // The record says which earlier thread each finding continues (matched in core by the
   // coordinator's claim, fingerprint, title or traced place); the fingerprint is only the fallback
   // for a finding nothing matched, so a re-run never opens a second thread for the same marker.
-  const existing = new Map<string, { discussion: Discussion; fingerprint: string; resolved: boolean; severity: Severity | null }>()
+  const existing = new Map<
+    string,
+    { discussion: Discussion; fingerprint: string; resolved: boolean; severity: Severity | null }
+  >()
   for (const discussion of botThreads(discussions, state.bot)) {
     const fingerprint = markerIn(discussion.notes[0]!.body, markers.finding) as string
-    existing.set(discussion.id, { discussion, fingerprint, resolved: threadResolved(discussion), severity: threadSeverity(discussion, state.bot.id) })
+    existing.set(discussion.id, {
+      discussion,
+      fingerprint,
+      resolved: threadResolved(discussion),
+      severity: threadSeverity(discussion, state.bot.id),
+    })
   }
   const continued = new Set(record.findings.flatMap((finding) => (finding.thread ? [finding.thread] : [])))
   const threadOf = (finding: ReviewFinding, fingerprint: string) => {
     if (finding.thread) return existing.get(finding.thread)
-    return [...existing.values()].find((thread) => thread.fingerprint === fingerprint && !continued.has(thread.discussion.id))
+    return [...existing.values()].find(
+      (thread) => thread.fingerprint === fingerprint && !continued.has(thread.discussion.id),
+    )
   }
 
   // (b) inline threads
@@ -160,7 +179,9 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
       if (!thread.resolved) {
         inline.push({ finding, thread: "open" })
         result.threads.kept.push({ ...ref, resolved: false })
-        await answerDisagreement(thread.discussion, finding, thread.fingerprint).catch((error: unknown) => warn(`could not answer in thread ${thread.discussion.id}`, error))
+        await answerDisagreement(thread.discussion, finding, thread.fingerprint).catch((error: unknown) =>
+          warn(`could not answer in thread ${thread.discussion.id}`, error),
+        )
         continue
       }
       if (thread.severity !== null && compareSeverity(finding.severity, thread.severity) < 0) {
@@ -189,7 +210,14 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
       [markers.title, Buffer.from(finding.title.slice(0, 300), "utf8").toString("base64url")],
       [markers.category, Buffer.from(finding.category.slice(0, 100), "utf8").toString("base64url")],
       // Where the thread sits, so the next review can tell whether the code at it changed.
-      ...(anchor.position.new_line ? [[markers.anchor, encodeAnchor({ sha: refs.headSha, path: anchor.position.new_path, line: anchor.position.new_line })] as [string, string]] : []),
+      ...(anchor.position.new_line
+        ? [
+            [
+              markers.anchor,
+              encodeAnchor({ sha: refs.headSha, path: anchor.position.new_path, line: anchor.position.new_line }),
+            ] as [string, string],
+          ]
+        : []),
     ])
     try {
       const discussion = await client.createThread(body, anchor.position, async () => {
@@ -219,8 +247,16 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
   // a person's dismissal is answered with why; the rest (record.stillOpen) stay open.
   const unreviewedPaths = new Set(state.unreviewed.map((file) => file.path))
   const closing = [
-    ...record.resolved.map((entry) => ({ id: entry.id, kind: "fixed", text: `Fixed in ${short(reviewedHead)}: the code at this line changed and the finding is no longer reported.\n` })),
-    ...record.dismissed.map((entry) => ({ id: entry.id, kind: "dismissed", text: `Dismissed, not fixed: ${entry.reason}.\n` })),
+    ...record.resolved.map((entry) => ({
+      id: entry.id,
+      kind: "fixed",
+      text: `Fixed in ${short(reviewedHead)}: the code at this line changed and the finding is no longer reported.\n`,
+    })),
+    ...record.dismissed.map((entry) => ({
+      id: entry.id,
+      kind: "dismissed",
+      text: `Dismissed, not fixed: ${entry.reason}.\n`,
+    })),
   ] as const
   for (const { id, kind, text } of closing) {
     const thread = existing.get(id)
@@ -232,10 +268,14 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
       const body = prepare(text, [[markers.reply, tag]])
       await client.reply(thread.discussion.id, body, async () => {
         const discussion = await client.discussion(thread.discussion.id)
-        return discussion.notes.find((note) => note.author.id === state.bot.id && markerIn(note.body, markers.reply) === tag)
+        return discussion.notes.find(
+          (note) => note.author.id === state.bot.id && markerIn(note.body, markers.reply) === tag,
+        )
       })
       await client.resolveThread(thread.discussion.id, true)
-      ;(kind === "fixed" ? result.threads.resolved : result.threads.dismissed).push({ discussionId: thread.discussion.id })
+      ;(kind === "fixed" ? result.threads.resolved : result.threads.dismissed).push({
+        discussionId: thread.discussion.id,
+      })
     } catch (error) {
       warn(`could not resolve thread ${thread.discussion.id}`, error)
     }
@@ -254,7 +294,15 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
   })
   const tag = `${reviewedHead}:${randomBytes(6).toString("hex")}`
   const summaryBody = prepare(fit(text), [[markers.summary, tag]])
-  result.summaryNote = await upsertSummary({ client, bot: state.bot, reviewedHead, currentHead, body: summaryBody, tag, warn })
+  result.summaryNote = await upsertSummary({
+    client,
+    bot: state.bot,
+    reviewedHead,
+    currentHead,
+    body: summaryBody,
+    tag,
+    warn,
+  })
 
   // (d) the decision's action
   result.approval = await act(input, current, reviewedHead, warn)
@@ -277,7 +325,12 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
       const mine = threads.find((discussion) => discussion.id === created.discussionId)
       if (!mine) continue
       const fingerprint = markerIn(mine.notes[0]!.body, markers.finding)
-      const older = threads.find((discussion) => discussion.id !== mine.id && markerIn(discussion.notes[0]!.body, markers.finding) === fingerprint && discussion.notes[0]!.id < mine.notes[0]!.id)
+      const older = threads.find(
+        (discussion) =>
+          discussion.id !== mine.id &&
+          markerIn(discussion.notes[0]!.body, markers.finding) === fingerprint &&
+          discussion.notes[0]!.id < mine.notes[0]!.id,
+      )
       if (!older) continue
       try {
         await client.deleteNote(mine.notes[0]!.id)
@@ -286,18 +339,30 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
         continue
       }
       result.threads.created.splice(result.threads.created.indexOf(created), 1)
-      result.threads.kept.push({ findingId: created.findingId, discussionId: older.id, resolved: threadResolved(older) })
+      result.threads.kept.push({
+        findingId: created.findingId,
+        discussionId: older.id,
+        resolved: threadResolved(older),
+      })
       const shown = inline.find((entry) => entry.finding.id === created.findingId)
       if (shown) shown.thread = threadResolved(older) ? "resolved" : "open"
     }
   }
 
-  async function reopen(discussion: Discussion, finding: ReviewFinding, fingerprint: string, was: Severity): Promise<void> {
+  async function reopen(
+    discussion: Discussion,
+    finding: ReviewFinding,
+    fingerprint: string,
+    was: Severity,
+  ): Promise<void> {
     const tag = `${fingerprint}:reopened:${short(reviewedHead)}`
-    const body = prepare(`Reopened: this is now **${finding.severity}** (it was ${was} when the thread was resolved).\n\n${finding.body.trim()}\n`, [
-      [markers.reply, tag],
-      [markers.severity, finding.severity],
-    ])
+    const body = prepare(
+      `Reopened: this is now **${finding.severity}** (it was ${was} when the thread was resolved).\n\n${finding.body.trim()}\n`,
+      [
+        [markers.reply, tag],
+        [markers.severity, finding.severity],
+      ],
+    )
     await client.resolveThread(discussion.id, false)
     await client.reply(discussion.id, body, async () => {
       const current = await client.discussion(discussion.id)
@@ -330,13 +395,20 @@ async function upsertSummary(write: SummaryWrite): Promise<PublishResult["summar
       .flatMap((discussion) => discussion.notes)
       .filter((note) => note.author.id === bot.id && !note.system && markerIn(note.body, markers.summary) !== null)
       .sort((a, b) => a.id - b.id)
-  const create = () => client.createNote(body, async () => (await summaries()).find((candidate) => markerIn(candidate.body, markers.summary) === tag))
+  const create = () =>
+    client.createNote(body, async () =>
+      (await summaries()).find((candidate) => markerIn(candidate.body, markers.summary) === tag),
+    )
   const deleteYounger = async (found: readonly ApiNote[], keep: number) => {
     for (const extra of found.filter((note) => note.id > keep)) {
-      await client.deleteNote(extra.id).catch((error: unknown) => warn(`could not delete the duplicate summary note ${extra.id}`, error))
+      await client
+        .deleteNote(extra.id)
+        .catch((error: unknown) => warn(`could not delete the duplicate summary note ${extra.id}`, error))
     }
   }
-  const writable = (note: ApiNote) => write.reviewedHead === write.currentHead || markerIn(note.body, markers.summary)?.split(":")[0] !== write.currentHead
+  const writable = (note: ApiNote) =>
+    write.reviewedHead === write.currentHead ||
+    markerIn(note.body, markers.summary)?.split(":")[0] !== write.currentHead
 
   let found = await summaries()
   if (found.length === 0) {
@@ -381,7 +453,9 @@ export interface ReviewFailure {
  * bot's earlier approval revoked, since nothing vouches for this head. Never throws; returns what
  * it did as terminal lines.
  */
-export async function publishFailure(input: Omit<PublishInput, "record"> & { failure: ReviewFailure }): Promise<string[]> {
+export async function publishFailure(
+  input: Omit<PublishInput, "record"> & { failure: ReviewFailure },
+): Promise<string[]> {
   const { client, state, failure, log } = input
   const lines: string[] = []
   const warn = (message: string, error?: unknown) => {
@@ -390,7 +464,10 @@ export async function publishFailure(input: Omit<PublishInput, "record"> & { fai
     log.warn({ error: error === undefined ? undefined : describe(error) }, message)
   }
   const reviewedHead = state.refs.headSha
-  const currentHead = await client.mergeRequest().then((mr) => mr.diff_refs?.head_sha ?? reviewedHead, () => reviewedHead)
+  const currentHead = await client.mergeRequest().then(
+    (mr) => mr.diff_refs?.head_sha ?? reviewedHead,
+    () => reviewedHead,
+  )
   const approval = await unapprove(client, warn)
   lines.push(`GitLab: ${approval.action.replace(/_/g, " ")}`)
   try {
@@ -404,7 +481,12 @@ export async function publishFailure(input: Omit<PublishInput, "record"> & { fai
   return lines
 }
 
-async function act(input: PublishInput, current: ApiMergeRequest, head: string, warn: (message: string, error?: unknown) => void): Promise<ApprovalOutcome> {
+async function act(
+  input: PublishInput,
+  current: ApiMergeRequest,
+  head: string,
+  warn: (message: string, error?: unknown) => void,
+): Promise<ApprovalOutcome> {
   const { client, record } = input
   switch (record.decision) {
     case "approved":
@@ -421,7 +503,12 @@ async function act(input: PublishInput, current: ApiMergeRequest, head: string, 
 
 async function approve(input: PublishInput, head: string, currentHead: string): Promise<ApprovalOutcome> {
   const { client } = input
-  const outcome = (action: ApprovalOutcome["action"], detail: string | null): ApprovalOutcome => ({ action, via: "rest", sha: head, detail })
+  const outcome = (action: ApprovalOutcome["action"], detail: string | null): ApprovalOutcome => ({
+    action,
+    via: "rest",
+    sha: head,
+    detail,
+  })
   const moved = (now: string): ApprovalOutcome => ({
     action: "not_approved",
     via: null,
@@ -438,24 +525,38 @@ async function approve(input: PublishInput, head: string, currentHead: string): 
     const status = error instanceof GitlabRequestError ? error.data.status : null
     if (status === 409) {
       // The head moved after the review: approving the new head would approve unreviewed code.
-      return moved(await client.mergeRequest().then((mr) => mr.diff_refs?.head_sha ?? mr.sha ?? "unknown", () => "unknown"))
+      return moved(
+        await client.mergeRequest().then(
+          (mr) => mr.diff_refs?.head_sha ?? mr.sha ?? "unknown",
+          () => "unknown",
+        ),
+      )
     }
     if (status === 401 || status === 403) {
       const approvals = await client.approvals().catch(() => null)
-      const already = approvals?.user_has_approved === true || (approvals?.approved_by ?? []).some((entry) => entry.user.id === input.state.bot.id)
+      const already =
+        approvals?.user_has_approved === true ||
+        (approvals?.approved_by ?? []).some((entry) => entry.user.id === input.state.bot.id)
       if (already) return outcome("already_approved", null)
-      return outcome("not_approved", `GitLab refused the approval (HTTP ${status}): the bot user may not be an eligible approver (it needs at least the Developer role)`)
+      return outcome(
+        "not_approved",
+        `GitLab refused the approval (HTTP ${status}): the bot user may not be an eligible approver (it needs at least the Developer role)`,
+      )
     }
     return outcome("failed", describe(error))
   }
 }
 
-async function unapprove(client: GitlabClient, warn: (message: string, error?: unknown) => void): Promise<ApprovalOutcome> {
+async function unapprove(
+  client: GitlabClient,
+  warn: (message: string, error?: unknown) => void,
+): Promise<ApprovalOutcome> {
   try {
     await client.unapprove()
     return { action: "unapproved", via: "rest", sha: null, detail: null }
   } catch (error) {
-    if (error instanceof GitlabRequestError && error.data.status === 404) return { action: "nothing_to_unapprove", via: "rest", sha: null, detail: null }
+    if (error instanceof GitlabRequestError && error.data.status === 404)
+      return { action: "nothing_to_unapprove", via: "rest", sha: null, detail: null }
     warn("could not revoke the bot's approval", error)
     return { action: "failed", via: "rest", sha: null, detail: describe(error) }
   }
@@ -467,7 +568,11 @@ const requestChangesMutation = `mutation($project_path: ID!, $iid: String!) {
 
 // GraphQL first (no note, no reviewer list change); else the /request_changes quick action, which
 // needs the bot to be a reviewer. The command is built here and never taken from model text.
-async function requestChanges(input: PublishInput, current: ApiMergeRequest, warn: (message: string, error?: unknown) => void): Promise<ApprovalOutcome> {
+async function requestChanges(
+  input: PublishInput,
+  current: ApiMergeRequest,
+  warn: (message: string, error?: unknown) => void,
+): Promise<ApprovalOutcome> {
   const { client, context, state } = input
   const problems: string[] = []
   // Both ways need the bot to be a reviewer (UpdateReviewerStateService answers "Reviewer not found").
@@ -477,19 +582,27 @@ async function requestChanges(input: PublishInput, current: ApiMergeRequest, war
   } catch (error) {
     problems.push(`adding the bot as reviewer: ${describe(error)}`)
   }
-  const requested = async () => (await client.reviewers()).find((reviewer) => reviewer.user.id === state.bot.id)?.state === "requested_changes"
+  const requested = async () =>
+    (await client.reviewers()).find((reviewer) => reviewer.user.id === state.bot.id)?.state === "requested_changes"
   const landed = async () => ((await requested()) ? {} : undefined)
   // A re-run on the same head finds the request still standing: asking again would only add
   // another "requested changes" system note to the merge request.
-  if (await requested().catch(() => false)) return { action: "already_requested_changes", via: null, sha: null, detail: null }
+  if (await requested().catch(() => false))
+    return { action: "already_requested_changes", via: null, sha: null, detail: null }
 
   const projectPath = projectPathOf(current, context)
   if (projectPath !== null) {
     try {
-      const answer = await client.graphql(requestChangesMutation, { project_path: projectPath, iid: String(context.iid) }, landed)
-      const payload = (answer.data as { mergeRequestRequestChanges?: { errors?: unknown } } | null)?.mergeRequestRequestChanges
+      const answer = await client.graphql(
+        requestChangesMutation,
+        { project_path: projectPath, iid: String(context.iid) },
+        landed,
+      )
+      const payload = (answer.data as { mergeRequestRequestChanges?: { errors?: unknown } } | null)
+        ?.mergeRequestRequestChanges
       const errors = [...answer.errors, ...(Array.isArray(payload?.errors) ? payload.errors.map(String) : [])]
-      if (payload && errors.length === 0) return { action: "requested_changes", via: "graphql", sha: null, detail: null }
+      if (payload && errors.length === 0)
+        return { action: "requested_changes", via: "graphql", sha: null, detail: null }
       problems.push(`GraphQL: ${errors.join("; ") || "no mergeRequestRequestChanges in the answer"}`)
     } catch (error) {
       problems.push(`GraphQL: ${describe(error)}`)
@@ -498,7 +611,13 @@ async function requestChanges(input: PublishInput, current: ApiMergeRequest, war
 
   try {
     await client.postCommand("/request_changes", landed)
-    if (await requested()) return { action: "requested_changes", via: "quick_action", sha: null, detail: problems.length > 0 ? problems.join("; ") : null }
+    if (await requested())
+      return {
+        action: "requested_changes",
+        via: "quick_action",
+        sha: null,
+        detail: problems.length > 0 ? problems.join("; ") : null,
+      }
     problems.push("quick action: GitLab did not record the change request")
   } catch (error) {
     problems.push(`quick action: ${describe(error)}`)
@@ -548,9 +667,10 @@ export function describePublishResult(result: PublishResult): string {
     `GitLab: threads ${threads.created.length} created, ${threads.kept.length} kept, ${threads.reopened.length} reopened, ${threads.resolved.length} resolved as fixed, ${threads.dismissed.length} dismissed, ${threads.movedToSummary.length} in the summary`,
   )
   const approval = result.approval
-  lines.push(`GitLab: ${approval.action.replace(/_/g, " ")}${approval.via ? ` (${approval.via.replace(/_/g, " ")})` : ""}${approval.detail ? ` — ${approval.detail}` : ""}`)
+  lines.push(
+    `GitLab: ${approval.action.replace(/_/g, " ")}${approval.via ? ` (${approval.via.replace(/_/g, " ")})` : ""}${approval.detail ? ` — ${approval.detail}` : ""}`,
+  )
   for (const notice of result.notices) lines.push(`GitLab note: ${notice}`)
   for (const warning of result.warnings) lines.push(`GitLab warning: ${warning}`)
   return lines.join("\n") + "\n"
 }
-

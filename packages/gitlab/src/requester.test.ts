@@ -32,7 +32,13 @@ function startScripted(): Scripted {
     async fetch(request) {
       const url = new URL(request.url)
       const body = await request.text()
-      state.requests.push({ method: request.method, path: url.pathname, search: url.search, body, headers: Object.fromEntries(request.headers.entries()) })
+      state.requests.push({
+        method: request.method,
+        path: url.pathname,
+        search: url.search,
+        body,
+        headers: Object.fromEntries(request.headers.entries()),
+      })
       const step = state.plan.shift()
       if (step) {
         const answer = await step(request, body)
@@ -47,7 +53,8 @@ function startScripted(): Scripted {
         }
         return answer
       }
-      if (request.method === "POST" && url.pathname.endsWith("/notes")) return Response.json(store(body), { status: 201 })
+      if (request.method === "POST" && url.pathname.endsWith("/notes"))
+        return Response.json(store(body), { status: 201 })
       if (request.method === "GET" && url.pathname.endsWith("/notes")) return Response.json(state.notes)
       return Response.json({ ok: true, path: url.pathname, search: url.search })
     },
@@ -68,7 +75,9 @@ const notesPath = "projects/1/merge_requests/2/notes"
 describe("retry timing", () => {
   test("honours Retry-After in seconds on a 429", async () => {
     const server = startScripted()
-    server.plan.push(() => new Response("Retry later", { status: 429, headers: { "retry-after": "7", "content-type": "text/plain" } }))
+    server.plan.push(
+      () => new Response("Retry later", { status: 429, headers: { "retry-after": "7", "content-type": "text/plain" } }),
+    )
     const { delays, sleep } = recorder()
     const requester = createRequester({ apiUrl: server.url, token: "t", sleep })
     const response = await requester.request({ method: "GET", path: "user" })
@@ -81,7 +90,9 @@ describe("retry timing", () => {
   test("honours Retry-After as an HTTP date, and caps a long wait", async () => {
     const server = startScripted()
     const now = Date.parse("2026-01-01T00:00:00Z")
-    server.plan.push(() => new Response("", { status: 429, headers: { "retry-after": "Thu, 01 Jan 2026 00:00:12 GMT" } }))
+    server.plan.push(
+      () => new Response("", { status: 429, headers: { "retry-after": "Thu, 01 Jan 2026 00:00:12 GMT" } }),
+    )
     server.plan.push(() => new Response("", { status: 429, headers: { "retry-after": "3600" } }))
     const { delays, sleep } = recorder()
     const requester = createRequester({ apiUrl: server.url, token: "t", sleep, now: () => now, maxDelayMs: 60_000 })
@@ -96,13 +107,26 @@ describe("retry timing", () => {
     server.plan.push(() => new Response("", { status: 503 }))
     server.plan.push(() => new Response("", { status: 504 }))
     const { delays, sleep } = recorder()
-    const requester = createRequester({ apiUrl: server.url, token: "t", sleep, now: () => now, random: () => 1, baseDelayMs: 1000 })
+    const requester = createRequester({
+      apiUrl: server.url,
+      token: "t",
+      sleep,
+      now: () => now,
+      random: () => 1,
+      baseDelayMs: 1000,
+    })
     await requester.request({ method: "GET", path: "user" })
     // attempt 2 and 3 back off 2 s and 4 s at most (jitter is in [step/2, step]).
     expect(delays).toEqual([5000, 2000, 4000])
     const low = recorder()
     server.plan.push(() => new Response("", { status: 502 }))
-    await createRequester({ apiUrl: server.url, token: "t", sleep: low.sleep, random: () => 0, baseDelayMs: 1000 }).request({ method: "PUT", path: "x" })
+    await createRequester({
+      apiUrl: server.url,
+      token: "t",
+      sleep: low.sleep,
+      random: () => 0,
+      baseDelayMs: 1000,
+    }).request({ method: "PUT", path: "x" })
     expect(low.delays).toEqual([500])
   })
 
@@ -120,9 +144,13 @@ describe("retry timing", () => {
 
   test("does not retry a 400 and reports GitLab's message", async () => {
     const server = startScripted()
-    server.plan.push(() => Response.json({ message: '400 Bad request - Note {:line_code=>["can\'t be blank"]}' }, { status: 400 }))
+    server.plan.push(() =>
+      Response.json({ message: '400 Bad request - Note {:line_code=>["can\'t be blank"]}' }, { status: 400 }),
+    )
     const requester = createRequester({ apiUrl: server.url, token: "t", sleep: recorder().sleep })
-    const error = (await requester.request({ method: "POST", path: notesPath, json: { body: "x" } }).catch((caught: unknown) => caught)) as GitlabRequestError
+    const error = (await requester
+      .request({ method: "POST", path: notesPath, json: { body: "x" } })
+      .catch((caught: unknown) => caught)) as GitlabRequestError
     expect(error.data.status).toBe(400)
     expect(error.message).toContain("line_code")
     expect(error.retryable).toBe(false)
@@ -141,7 +169,12 @@ describe("creates are never duplicated", () => {
     server.plan.push(() => "store-then-502")
     const { sleep } = recorder()
     const requester = createRequester({ apiUrl: server.url, token: "t", sleep })
-    const response = await requester.request({ method: "POST", path: notesPath, json: { body: "hello <!-- m:1 -->" }, landed: landedCheck(requester, "m:1") })
+    const response = await requester.request({
+      method: "POST",
+      path: notesPath,
+      json: { body: "hello <!-- m:1 -->" },
+      landed: landedCheck(requester, "m:1"),
+    })
     expect(response.body).toEqual({ id: 1, body: "hello <!-- m:1 -->" })
     expect(server.notes).toHaveLength(1)
     expect(server.requests.filter((request) => request.method === "POST")).toHaveLength(1)
@@ -151,7 +184,12 @@ describe("creates are never duplicated", () => {
     const server = startScripted()
     server.plan.push(() => new Response("Bad Gateway", { status: 502 }))
     const requester = createRequester({ apiUrl: server.url, token: "t", sleep: recorder().sleep })
-    const response = await requester.request({ method: "POST", path: notesPath, json: { body: "hello <!-- m:2 -->" }, landed: landedCheck(requester, "m:2") })
+    const response = await requester.request({
+      method: "POST",
+      path: notesPath,
+      json: { body: "hello <!-- m:2 -->" },
+      landed: landedCheck(requester, "m:2"),
+    })
     expect(response.status).toBe(201)
     expect(server.notes).toHaveLength(1)
     expect(server.requests.map((request) => request.method)).toEqual(["POST", "GET", "POST"])
@@ -160,8 +198,18 @@ describe("creates are never duplicated", () => {
   test("a timeout after the note was stored is checked the same way", async () => {
     const server = startScripted()
     server.plan.push(() => "hang")
-    const requester = createRequester({ apiUrl: server.url, token: "t", sleep: () => new Promise((resolve) => setTimeout(resolve, 500)), timeoutMs: 100 })
-    const response = await requester.request({ method: "POST", path: notesPath, json: { body: "slow <!-- m:3 -->" }, landed: landedCheck(requester, "m:3") })
+    const requester = createRequester({
+      apiUrl: server.url,
+      token: "t",
+      sleep: () => new Promise((resolve) => setTimeout(resolve, 500)),
+      timeoutMs: 100,
+    })
+    const response = await requester.request({
+      method: "POST",
+      path: notesPath,
+      json: { body: "slow <!-- m:3 -->" },
+      landed: landedCheck(requester, "m:3"),
+    })
     expect(response.body).toMatchObject({ body: "slow <!-- m:3 -->" })
     expect(server.notes).toHaveLength(1)
     expect(server.requests.filter((request) => request.method === "POST")).toHaveLength(1)
@@ -169,11 +217,18 @@ describe("creates are never duplicated", () => {
 
   test("a 429 on a POST is retried without asking (GitLab refused it before storing)", async () => {
     const server = startScripted()
-    server.plan.push(() => new Response("Retry later", { status: 429, headers: { "retry-after": "1", "content-type": "text/plain" } }))
+    server.plan.push(
+      () => new Response("Retry later", { status: 429, headers: { "retry-after": "1", "content-type": "text/plain" } }),
+    )
     const { delays, sleep } = recorder()
     let asked = 0
     const requester = createRequester({ apiUrl: server.url, token: "t", sleep })
-    await requester.request({ method: "POST", path: notesPath, json: { body: "x" }, landed: async () => void (asked += 1) })
+    await requester.request({
+      method: "POST",
+      path: notesPath,
+      json: { body: "x" },
+      landed: async () => void (asked += 1),
+    })
     expect(asked).toBe(0)
     expect(delays).toEqual([1000])
     expect(server.notes).toHaveLength(1)
@@ -183,7 +238,9 @@ describe("creates are never duplicated", () => {
     const server = startScripted()
     server.plan.push(() => new Response("unavailable", { status: 503 }))
     const requester = createRequester({ apiUrl: server.url, token: "t", sleep: recorder().sleep })
-    const error = (await requester.request({ method: "POST", path: "projects/1/merge_requests/2/approve", json: {} }).catch((caught: unknown) => caught)) as GitlabRequestError
+    const error = (await requester
+      .request({ method: "POST", path: "projects/1/merge_requests/2/approve", json: {} })
+      .catch((caught: unknown) => caught)) as GitlabRequestError
     expect(error.data).toMatchObject({ status: 503, ambiguous: true })
     expect(server.requests).toHaveLength(1)
   })
@@ -201,7 +258,11 @@ describe("as gitbeaker's requesterFn", () => {
     server.plan.push(() => Response.json([{ id: 2 }]))
     const { delays, sleep } = recorder()
     const requester = createRequester({ apiUrl: server.url, token: "secret", sleep })
-    const api = new Gitlab({ host: server.url.replace(/\/api\/v4$/, ""), requesterFn: requester.requesterFn, queryTimeout: null })
+    const api = new Gitlab({
+      host: server.url.replace(/\/api\/v4$/, ""),
+      requesterFn: requester.requesterFn,
+      queryTimeout: null,
+    })
     const notes = await api.MergeRequestNotes.all(1, 2, { perPage: 100 })
     expect(notes).toEqual([{ id: 1 }, { id: 2 }])
     expect(delays).toEqual([2000])
@@ -215,14 +276,22 @@ describe("as gitbeaker's requesterFn", () => {
     expect(edit.headers["private-token"]).toBe("secret")
 
     await api.MergeRequestDiscussions.resolve(1, 2, "abc", true)
-    expect(server.requests.at(-1)).toMatchObject({ method: "PUT", path: "/api/v4/projects/1/merge_requests/2/discussions/abc", search: "?resolved=true" })
+    expect(server.requests.at(-1)).toMatchObject({
+      method: "PUT",
+      path: "/api/v4/projects/1/merge_requests/2/discussions/abc",
+      search: "?resolved=true",
+    })
   })
 
   test("a request error surfaces as our GitlabRequestError with the status", async () => {
     const server = startScripted()
     server.plan.push(() => Response.json({ message: "404 Not found" }, { status: 404 }))
     const requester = createRequester({ apiUrl: server.url, token: "t" })
-    const api = new Gitlab({ host: server.url.replace(/\/api\/v4$/, ""), requesterFn: requester.requesterFn, queryTimeout: null })
+    const api = new Gitlab({
+      host: server.url.replace(/\/api\/v4$/, ""),
+      requesterFn: requester.requesterFn,
+      queryTimeout: null,
+    })
     const error = (await api.MergeRequests.show(1, 2).catch((caught: unknown) => caught)) as GitlabRequestError
     expect(error).toBeInstanceOf(GitlabRequestError)
     expect(error.status).toBe(404)

@@ -95,7 +95,17 @@ export function createRequester(options: RequesterOptions): GitlabRequester {
       const outcome = await send(url, input)
       if (outcome.kind === "response" && outcome.response.ok) return await parseResponse(outcome.response)
       if (outcome.kind === "aborted") {
-        throw new GitlabRequestError({ method: input.method, path: shown, status: null, description: "aborted by the caller", attempts: attempt, ambiguous: false }, { cause: outcome.error })
+        throw new GitlabRequestError(
+          {
+            method: input.method,
+            path: shown,
+            status: null,
+            description: "aborted by the caller",
+            attempts: attempt,
+            ambiguous: false,
+          },
+          { cause: outcome.error },
+        )
       }
 
       const status = outcome.kind === "response" ? outcome.response.status : null
@@ -104,7 +114,14 @@ export function createRequester(options: RequesterOptions): GitlabRequester {
       const headers = outcome.kind === "response" ? outcome.response.headers : null
       const retryable = status === null || retryStatuses.has(status)
       if (!retryable) {
-        throw new GitlabRequestError({ method: input.method, path: shown, status, description, attempts: attempt, ambiguous: false })
+        throw new GitlabRequestError({
+          method: input.method,
+          path: shown,
+          status,
+          description,
+          attempts: attempt,
+          ambiguous: false,
+        })
       }
 
       // A 429 is refused before anything is stored, so any method may repeat it. A 5xx, a timeout or
@@ -132,7 +149,14 @@ export function createRequester(options: RequesterOptions): GitlabRequester {
       }
     }
     throw new GitlabRequestError(
-      { method: input.method, path: shown, status: lastFailure.status, description: lastFailure.description, attempts: maxAttempts, ambiguous: false },
+      {
+        method: input.method,
+        path: shown,
+        status: lastFailure.status,
+        description: lastFailure.description,
+        attempts: maxAttempts,
+        ambiguous: false,
+      },
       { retryable: true },
     )
   }
@@ -158,7 +182,11 @@ export function createRequester(options: RequesterOptions): GitlabRequester {
     } catch (error) {
       if (input.signal?.aborted) return { kind: "aborted", error }
       if (timeout.aborted) return { kind: "failed", description: `no answer within ${timeoutMs} ms`, error }
-      return { kind: "failed", description: `connection failed: ${error instanceof Error ? error.message : String(error)}`, error }
+      return {
+        kind: "failed",
+        description: `connection failed: ${error instanceof Error ? error.message : String(error)}`,
+        error,
+      }
     }
   }
 
@@ -178,7 +206,15 @@ export function createRequester(options: RequesterOptions): GitlabRequester {
         if (options.sudo !== undefined) headers.sudo = String(options.sudo)
         const form = options.body instanceof FormData ? options.body : undefined
         const json = form === undefined && options.body !== undefined ? decamelizeKeys(options.body) : undefined
-        return request({ method, path: `${base}${endpoint.replace(/^\/+/, "")}`, query: options.searchParams, json, form, headers, signal: options.signal })
+        return request({
+          method,
+          path: `${base}${endpoint.replace(/^\/+/, "")}`,
+          query: options.searchParams,
+          json,
+          form,
+          headers,
+          signal: options.signal,
+        })
       }
     return { get: call("GET"), post: call("POST"), put: call("PUT"), patch: call("PATCH"), delete: call("DELETE") }
   }) as unknown as RequesterFn
@@ -213,7 +249,8 @@ export function encodeQuery(params: Record<string, unknown> | undefined): string
   const add = (key: string, value: unknown) => {
     if (value === undefined) return
     if (Array.isArray(value)) return value.forEach((item) => add(`${key}[]`, item))
-    if (value instanceof Date) return parts.push(`${encodeURIComponent(key)}=${encodeURIComponent(value.toISOString())}`)
+    if (value instanceof Date)
+      return parts.push(`${encodeURIComponent(key)}=${encodeURIComponent(value.toISOString())}`)
     if (isPlainObject(value)) return Object.entries(value).forEach(([inner, item]) => add(`${key}[${inner}]`, item))
     parts.push(`${encodeURIComponent(key)}=${encodeURIComponent(value === null ? "" : String(value))}`)
   }

@@ -26,7 +26,11 @@ const record = (over: Partial<ReviewRecord> = {}): ReviewRecord => ({
   dismissed: [],
   stillOpen: [],
   coverage: { reviewedFiles: 3, filtered: [], failedReviewers: [], complete: true, unjudgedFindings: 0 },
-  usage: { byAgent: {}, byModel: { "anthropic/claude": { input: 1200, output: 300, cacheRead: 0, cacheWrite: 0, costUsd: 0.42 } }, costUsd: 0.42 },
+  usage: {
+    byAgent: {},
+    byModel: { "anthropic/claude": { input: 1200, output: 300, cacheRead: 0, cacheWrite: 0, costUsd: 0.42 } },
+    costUsd: 0.42,
+  },
   durationMs: 65_000,
   reasons: [],
   summary: "Small, safe change.",
@@ -61,7 +65,15 @@ describe("renderSummary", () => {
   test("a partial review or unreviewed files never read as clean", () => {
     const text = renderSummary(
       input({
-        record: record({ coverage: { reviewedFiles: 2, filtered: [{ path: "bun.lock", reason: "lockfile" }], failedReviewers: [{ name: "performance", error: "timeout" }], complete: true, unjudgedFindings: 0 } }),
+        record: record({
+          coverage: {
+            reviewedFiles: 2,
+            filtered: [{ path: "bun.lock", reason: "lockfile" }],
+            failedReviewers: [{ name: "performance", error: "timeout" }],
+            complete: true,
+            unjudgedFindings: 0,
+          },
+        }),
         unreviewed: [{ path: "big.json", reason: "too large: GitLab returned no diff content" }],
       }),
     )
@@ -76,9 +88,17 @@ describe("renderSummary", () => {
   test("findings not anchored inline are listed with their body; inline ones by title", () => {
     const text = renderSummary(
       input({
-        record: record({ decision: "significant_concerns", findings: [finding(), finding({ id: "f2", severity: "warning", line: 400, title: "Slow loop" })] }),
+        record: record({
+          decision: "significant_concerns",
+          findings: [finding(), finding({ id: "f2", severity: "warning", line: 400, title: "Slow loop" })],
+        }),
         inline: [{ finding: finding(), thread: "created" }],
-        unanchored: [{ finding: finding({ id: "f2", severity: "warning", line: 400, title: "Slow loop", body: "Quadratic." }), reason: "line 400 is not in the diff" }],
+        unanchored: [
+          {
+            finding: finding({ id: "f2", severity: "warning", line: 400, title: "Slow loop", body: "Quadratic." }),
+            reason: "line 400 is not in the diff",
+          },
+        ],
       }),
     )
     expect(text).toContain("- ⛔ **critical** `src/db.ts:12` — SQL built from request input *(new thread)*")
@@ -88,14 +108,22 @@ describe("renderSummary", () => {
 
   test("break glass, the answer and notices are stated", () => {
     const text = renderSummary(
-      input({ record: record({ breakGlass: true, answer: "Yes, the flag is off by default." }), breakGlass: { by: "alice", at: "2026-01-01T10:00:00Z" }, notices: ["the merge request changed during the review"] }),
+      input({
+        record: record({ breakGlass: true, answer: "Yes, the flag is off by default." }),
+        breakGlass: { by: "alice", at: "2026-01-01T10:00:00Z" },
+        notices: ["the merge request changed during the review"],
+      }),
     )
-    expect(text).toContain("> **Break glass:** approved because alice asked for it (2026-01-01T10:00:00Z), whatever the review found.")
+    expect(text).toContain(
+      "> **Break glass:** approved because alice asked for it (2026-01-01T10:00:00Z), whatever the review found.",
+    )
     expect(text).toContain("#### Answer\n\nYes, the flag is off by default.")
     expect(text).toContain("> **Note:** the merge request changed during the review")
   })
 
   test("renderThread states severity, category, title and body", () => {
-    expect(renderThread(finding())).toBe("**⛔ Critical · security** — SQL built from request input\n\nThe query concatenates `req.query.id`.\n\n*raised by security · AI code review*\n")
+    expect(renderThread(finding())).toBe(
+      "**⛔ Critical · security** — SQL built from request input\n\nThe query concatenates `req.query.id`.\n\n*raised by security · AI code review*\n",
+    )
   })
 })

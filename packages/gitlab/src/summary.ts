@@ -1,4 +1,15 @@
-import { countFindings, reviewIncomplete, findingLocation, formatDuration, formatNumber, inlineCode, oneLine, plural, reviewUsageTotal, severityOrder } from "@opencode-reviewer/core"
+import {
+  countFindings,
+  reviewIncomplete,
+  findingLocation,
+  formatDuration,
+  formatNumber,
+  inlineCode,
+  oneLine,
+  plural,
+  reviewUsageTotal,
+  severityOrder,
+} from "@opencode-reviewer/core"
 import type { Decision, ReviewFinding, ReviewRecord, Severity } from "@opencode-reviewer/core"
 import type { UnreviewedFile } from "./api-diff"
 
@@ -35,7 +46,10 @@ export function renderSummary(input: SummaryInput): string {
   const reasons = record.reasons.length > 0 ? ` — ${record.reasons.map(oneLine).join("; ")}` : ""
   lines.push(`**Decision:** \`${record.decision}\`${reasons}  `)
   const head = input.headSha ? ` · head \`${input.headSha.slice(0, 8)}\`` : ""
-  lines.push(`**Reviewed:** ${record.tier} tier · ${plural(record.coverage.reviewedFiles, "file")} · ${countFindings(record.findings)}${head}`, "")
+  lines.push(
+    `**Reviewed:** ${record.tier} tier · ${plural(record.coverage.reviewedFiles, "file")} · ${countFindings(record.findings)}${head}`,
+    "",
+  )
 
   for (const warning of warnings(input)) lines.push(`> **${warning.title}** ${warning.text}`, ">")
   if (lines.at(-1) === ">") lines.splice(lines.length - 1, 1, "")
@@ -48,14 +62,18 @@ export function renderSummary(input: SummaryInput): string {
   if (input.inline.length > 0) {
     lines.push(`Inline threads (${input.inline.length}):`, "")
     for (const { finding, thread } of sorted(input.inline, (item) => item.finding)) {
-      lines.push(`- ${severityMark[finding.severity]} **${finding.severity}** ${inlineCode(findingLocation(finding))} — ${oneLine(finding.title)} *(${threadLabels[thread]})*`)
+      lines.push(
+        `- ${severityMark[finding.severity]} **${finding.severity}** ${inlineCode(findingLocation(finding))} — ${oneLine(finding.title)} *(${threadLabels[thread]})*`,
+      )
     }
     lines.push("")
   }
   if (input.unanchored.length > 0) {
     lines.push(`Not on a diff line, so listed here (${input.unanchored.length}):`, "")
     for (const { finding, reason } of sorted(input.unanchored, (item) => item.finding)) {
-      lines.push(`- ${severityMark[finding.severity]} **${finding.severity}** ${inlineCode(findingLocation(finding))} — **${oneLine(finding.title)}** *(${finding.category}; ${oneLine(reason)})*`)
+      lines.push(
+        `- ${severityMark[finding.severity]} **${finding.severity}** ${inlineCode(findingLocation(finding))} — **${oneLine(finding.title)}** *(${finding.category}; ${oneLine(reason)})*`,
+      )
       const body = finding.body.trim()
       if (body !== "") lines.push("", ...body.split("\n").map((line) => (line === "" ? "" : `  ${line}`)), "")
     }
@@ -65,7 +83,10 @@ export function renderSummary(input: SummaryInput): string {
   if (record.resolved.length > 0 || input.resolvedThreads > 0) {
     lines.push("#### Resolved since the previous review", "")
     for (const resolved of record.resolved) {
-      const where = resolved.file === null ? "" : `${inlineCode(resolved.line === null ? resolved.file : `${resolved.file}:${resolved.line}`)} — `
+      const where =
+        resolved.file === null
+          ? ""
+          : `${inlineCode(resolved.line === null ? resolved.file : `${resolved.file}:${resolved.line}`)} — `
       lines.push(`- ${where}${oneLine(resolved.title)}`)
     }
     if (input.resolvedThreads > 0) lines.push(`- ${plural(input.resolvedThreads, "earlier thread")} resolved as fixed.`)
@@ -92,8 +113,11 @@ export function renderSummary(input: SummaryInput): string {
     for (const file of record.coverage.filtered) lines.push(`  - ${inlineCode(file.path)} — ${oneLine(file.reason)}`)
   }
   if (record.coverage.failedReviewers.length > 0) {
-    lines.push(`- **Reviewers that failed** (${record.coverage.failedReviewers.length}); their areas were not reviewed:`)
-    for (const reviewer of record.coverage.failedReviewers) lines.push(`  - ${reviewer.name} — ${oneLine(reviewer.error)}`)
+    lines.push(
+      `- **Reviewers that failed** (${record.coverage.failedReviewers.length}); their areas were not reviewed:`,
+    )
+    for (const reviewer of record.coverage.failedReviewers)
+      lines.push(`  - ${reviewer.name} — ${oneLine(reviewer.error)}`)
   } else {
     lines.push("- Every scheduled reviewer finished.")
   }
@@ -110,16 +134,24 @@ export function renderSummary(input: SummaryInput): string {
  */
 export function renderFailureSummary(input: { message: string; hint: string | null; headSha: string }): string {
   const lines = ["### AI code review: could not run", ""]
-  lines.push(`The review of \`${input.headSha.slice(0, 8)}\` did not run, so nothing in this merge request was reviewed.`, "")
+  lines.push(
+    `The review of \`${input.headSha.slice(0, 8)}\` did not run, so nothing in this merge request was reviewed.`,
+    "",
+  )
   lines.push("~~~text", input.message.replace(/~{3,}/g, "~~").trim(), "~~~", "")
   if (input.hint) lines.push(`**What to do:** ${oneLine(input.hint)}`, "")
-  lines.push("Nothing was approved, and an earlier approval by this bot was revoked. The review job failed; the next pipeline reviews again.")
+  lines.push(
+    "Nothing was approved, and an earlier approval by this bot was revoked. The review job failed; the next pipeline reviews again.",
+  )
   return lines.join("\n") + "\n"
 }
 
 /** An inline thread's markdown, before neutralisation and markers. */
 export function renderThread(finding: ReviewFinding): string {
-  const lines = [`**${severityMark[finding.severity]} ${severityLabels[finding.severity]} · ${oneLine(finding.category)}** — ${oneLine(finding.title)}`, ""]
+  const lines = [
+    `**${severityMark[finding.severity]} ${severityLabels[finding.severity]} · ${oneLine(finding.category)}** — ${oneLine(finding.title)}`,
+    "",
+  ]
   if (finding.body.trim() !== "") lines.push(finding.body.trim(), "")
   lines.push(`*raised by ${oneLine(finding.reviewer)} · AI code review*`)
   return lines.join("\n") + "\n"
@@ -145,7 +177,10 @@ function warnings(input: SummaryInput): { title: string; text: string }[] {
   const result: { title: string; text: string }[] = input.notices.map((notice) => ({ title: "Note:", text: notice }))
   if (input.breakGlass) {
     const when = input.breakGlass.at ? ` (${input.breakGlass.at})` : ""
-    result.push({ title: "Break glass:", text: `approved because ${input.breakGlass.by} asked for it${when}, whatever the review found.` })
+    result.push({
+      title: "Break glass:",
+      text: `approved because ${input.breakGlass.by} asked for it${when}, whatever the review found.`,
+    })
   } else if (record.breakGlass) {
     result.push({ title: "Break glass:", text: "approved at a human's request, whatever the review found." })
   }
@@ -162,32 +197,46 @@ function warnings(input: SummaryInput): { title: string; text: string }[] {
     })
   }
   if (input.unreviewed.length > 0) {
-    result.push({ title: "Not reviewed:", text: `GitLab sent no diff content for ${unreadCount(input.unreviewed)} (listed under Coverage).` })
+    result.push({
+      title: "Not reviewed:",
+      text: `GitLab sent no diff content for ${unreadCount(input.unreviewed)} (listed under Coverage).`,
+    })
   }
   if (record.coverage.filtered.length > 0) {
     const count = record.coverage.filtered.length
-    result.push({ title: "Filtered:", text: `${count} file${count === 1 ? " was" : "s were"} skipped as noise (listed under Coverage).` })
+    result.push({
+      title: "Filtered:",
+      text: `${count} file${count === 1 ? " was" : "s were"} skipped as noise (listed under Coverage).`,
+    })
   }
   if (record.injectionSuspected) {
-    result.push({ title: "Prompt injection suspected:", text: "text in the merge request or its diff tried to pass as review instructions (see the reasons); reviewers read it as data only, and the change is not approved automatically." })
+    result.push({
+      title: "Prompt injection suspected:",
+      text: "text in the merge request or its diff tried to pass as review instructions (see the reasons); reviewers read it as data only, and the change is not approved automatically.",
+    })
   }
   return result
 }
 
 function noFindings(input: SummaryInput): string {
   const gaps = input.record.coverage.failedReviewers.length > 0 || input.unreviewed.length > 0
-  return gaps ? "No findings in what was reviewed. Parts of the change were not reviewed (see Coverage), so this is not a clean result." : "No findings."
+  return gaps
+    ? "No findings in what was reviewed. Parts of the change were not reviewed (see Coverage), so this is not a clean result."
+    : "No findings."
 }
 
 // "3 files", and the entry for files past GitLab's diff limits, whose number nobody knows.
 function unreadCount(files: readonly UnreviewedFile[]): string {
   const known = files.filter((file) => file.files !== null).reduce((sum, file) => sum + (file.files ?? 1), 0)
   if (!files.some((file) => file.files === null)) return plural(known, "file")
-  return known > 0 ? `${plural(known, "file")} and an unknown number past its diff limits` : "an unknown number of files past its diff limits"
+  return known > 0
+    ? `${plural(known, "file")} and an unknown number past its diff limits`
+    : "an unknown number of files past its diff limits"
 }
 
 function earlier(entry: { title: string; file: string | null; line: number | null }): string {
-  const where = entry.file === null ? "" : `${inlineCode(entry.line === null ? entry.file : `${entry.file}:${entry.line}`)} `
+  const where =
+    entry.file === null ? "" : `${inlineCode(entry.line === null ? entry.file : `${entry.file}:${entry.line}`)} `
   return `${where}${oneLine(entry.title)}`
 }
 
@@ -198,7 +247,10 @@ function sorted<T>(items: readonly T[], finding: (item: T) => ReviewFinding): T[
 function footer(record: ReviewRecord): string {
   const totals = reviewUsageTotal(record.usage)
   const tokens = totals.input + totals.output + totals.cacheRead + totals.cacheWrite
-  const tokenText = tokens > 0 ? ` · ${formatNumber(totals.input)} tokens in, ${formatNumber(totals.output)} out, ${formatNumber(totals.cacheRead)} cache read` : ""
+  const tokenText =
+    tokens > 0
+      ? ` · ${formatNumber(totals.input)} tokens in, ${formatNumber(totals.output)} out, ${formatNumber(totals.cacheRead)} cache read`
+      : ""
   return `Cost ${dollars(record.usage.costUsd)} · ${formatDuration(record.durationMs)}${tokenText} · opencode-reviewer`
 }
 
@@ -206,4 +258,3 @@ function footer(record: ReviewRecord): string {
 function dollars(value: number): string {
   return value > 0 && value < 0.01 ? `${value.toFixed(4)} USD` : `${value.toFixed(2)} USD`
 }
-

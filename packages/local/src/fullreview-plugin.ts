@@ -27,7 +27,10 @@ export const FullReview: Plugin = async (input) => ({
       description:
         "Runs opencode-reviewer on the uncommitted and unmerged changes of this repository: risk tier, specialist reviewers, coordinator judgement, decision and cost. Takes minutes.",
       args: {
-        base: tool.schema.string().optional().describe("Branch or commit to compare against (default: merge base with the default branch)"),
+        base: tool.schema
+          .string()
+          .optional()
+          .describe("Branch or commit to compare against (default: merge base with the default branch)"),
         arguments: tool.schema.string().optional().describe("The text the user typed after /fullreview, verbatim"),
       },
       async execute(args, context) {

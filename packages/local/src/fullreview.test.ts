@@ -35,7 +35,9 @@ describe("cliCommand", () => {
       expect(cliCommand({ PATH: path, OPENCODE_REVIEWER_CLI: "/opt/cli.js" }, bundled)[1]).toBe("/opt/cli.js")
       expect(cliCommand({ PATH: path }, bundled)[0]).toMatch(/bun(\.exe)?$/)
       expect(() => cliCommand({ PATH: dir }, bundled)).toThrow(/needs Bun \(1\.3 or later\) on PATH/)
-      expect(() => cliCommand({ PATH: path }, pathToFileURL(join(dir, "nested/x/fullreview-plugin.js")).href)).toThrow(/cannot find the opencode-reviewer CLI/)
+      expect(() => cliCommand({ PATH: path }, pathToFileURL(join(dir, "nested/x/fullreview-plugin.js")).href)).toThrow(
+        /cannot find the opencode-reviewer CLI/,
+      )
     } finally {
       await rm(dir, { recursive: true, force: true })
     }

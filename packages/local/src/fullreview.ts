@@ -40,7 +40,17 @@ export async function runFullReview(options: FullReviewOptions): Promise<FullRev
   const command = cliCommand(options.env)
   const base = options.base?.trim() || baseFromArguments(options.userArguments)
   const outputDir = join(options.directory, ".opencode-reviewer")
-  const argv = [...command, "review", "--repo", options.directory, "--working-tree", "--vcs", "local", "--output-dir", outputDir]
+  const argv = [
+    ...command,
+    "review",
+    "--repo",
+    options.directory,
+    "--working-tree",
+    "--vcs",
+    "local",
+    "--output-dir",
+    outputDir,
+  ]
   if (base) argv.push("--base", base)
   const child = Bun.spawn(argv, {
     cwd: options.directory,
@@ -52,11 +62,17 @@ export async function runFullReview(options: FullReviewOptions): Promise<FullRev
   const abort = () => child.kill()
   options.signal?.addEventListener("abort", abort, { once: true })
   try {
-    const [stderr] = await Promise.all([readLines(child.stderr, (line) => options.onProgress?.(progressTitle(line))), new Response(child.stdout).text()])
+    const [stderr] = await Promise.all([
+      readLines(child.stderr, (line) => options.onProgress?.(progressTitle(line))),
+      new Response(child.stdout).text(),
+    ])
     const code = await child.exited
     if (options.signal?.aborted) throw new Error("the review was cancelled")
     if (code !== 0 && code !== 2) {
-      const tail = stderr.filter((line) => line.trim() !== "").slice(-15).join("\n")
+      const tail = stderr
+        .filter((line) => line.trim() !== "")
+        .slice(-15)
+        .join("\n")
       throw new Error(`opencode-reviewer could not review the changes (exit ${code}):\n${tail}`)
     }
     const record = JSON.parse(await readFile(join(outputDir, "review.json"), "utf8")) as RecordFacts
@@ -89,10 +105,19 @@ export async function runFullReview(options: FullReviewOptions): Promise<FullRev
 export function cliCommand(env: Record<string, string | undefined>, moduleUrl: string = import.meta.url): string[] {
   const script =
     env.OPENCODE_REVIEWER_CLI ||
-    [fileURLToPath(new URL("./cli.js", moduleUrl)), fileURLToPath(new URL("../../cli/bin/opencode-reviewer.ts", moduleUrl))].find((path) => existsSync(path))
-  if (!script) throw new Error("cannot find the opencode-reviewer CLI next to the /fullreview plugin; reinstall opencode-reviewer or set OPENCODE_REVIEWER_CLI")
+    [
+      fileURLToPath(new URL("./cli.js", moduleUrl)),
+      fileURLToPath(new URL("../../cli/bin/opencode-reviewer.ts", moduleUrl)),
+    ].find((path) => existsSync(path))
+  if (!script)
+    throw new Error(
+      "cannot find the opencode-reviewer CLI next to the /fullreview plugin; reinstall opencode-reviewer or set OPENCODE_REVIEWER_CLI",
+    )
   const bun = Bun.which("bun", { PATH: env.PATH ?? "" })
-  if (!bun) throw new Error("the /fullreview plugin needs Bun (1.3 or later) on PATH to run opencode-reviewer; install it from https://bun.sh or with npm i -g bun")
+  if (!bun)
+    throw new Error(
+      "the /fullreview plugin needs Bun (1.3 or later) on PATH to run opencode-reviewer; install it from https://bun.sh or with npm i -g bun",
+    )
   return [bun, script]
 }
 
@@ -104,7 +129,14 @@ export function baseFromArguments(text: string | undefined): string | undefined 
     .split(/\s+/)
     .filter((word) => word !== "")
   const flag = words.findIndex((word) => word === "--base" || word.startsWith("--base="))
-  const value = flag === -1 ? (words.length === 1 ? words[0] : undefined) : words[flag]!.startsWith("--base=") ? words[flag]!.slice(7) : words[flag + 1]
+  const value =
+    flag === -1
+      ? words.length === 1
+        ? words[0]
+        : undefined
+      : words[flag]!.startsWith("--base=")
+        ? words[flag]!.slice(7)
+        : words[flag + 1]
   // A ref name, never an option or something a shell would treat specially.
   return value !== undefined && /^[\w][\w./@^~-]*$/.test(value) ? value : undefined
 }

@@ -10,7 +10,10 @@ export interface GitResult {
 /** Runs git in one repository with a fixed, predictable configuration. */
 export interface Git {
   readonly dir: string
-  run(args: readonly string[], options?: { input?: Uint8Array | string; env?: Record<string, string> }): Promise<GitResult>
+  run(
+    args: readonly string[],
+    options?: { input?: Uint8Array | string; env?: Record<string, string> },
+  ): Promise<GitResult>
   /** Runs git and returns stdout as text; a non-zero exit becomes ChangeReadError. */
   text(args: readonly string[], options?: { env?: Record<string, string> }): Promise<string>
 }
@@ -18,12 +21,18 @@ export interface Git {
 // Settings that would change the diff's shape or make git talk to the terminal. The user's own
 // git config is otherwise honoured (safe.directory, core.autocrlf, ...).
 const fixedConfig = [
-  "-c", "core.quotePath=true",
-  "-c", "diff.noprefix=false",
-  "-c", "diff.mnemonicPrefix=false",
-  "-c", "diff.external=",
-  "-c", "color.ui=false",
-  "-c", "core.pager=cat",
+  "-c",
+  "core.quotePath=true",
+  "-c",
+  "diff.noprefix=false",
+  "-c",
+  "diff.mnemonicPrefix=false",
+  "-c",
+  "diff.external=",
+  "-c",
+  "color.ui=false",
+  "-c",
+  "core.pager=cat",
 ]
 
 const gitTimeoutMs = 120_000
@@ -38,14 +47,20 @@ export function createGit(dir: string, env: Record<string, string | undefined>):
     const child = Bun.spawnSync(["git", ...fixedConfig, ...args], {
       cwd: dir,
       env: { ...baseEnv, ...options.env },
-      stdin: options.input === undefined ? "ignore" : typeof options.input === "string" ? new TextEncoder().encode(options.input) : options.input,
+      stdin:
+        options.input === undefined
+          ? "ignore"
+          : typeof options.input === "string"
+            ? new TextEncoder().encode(options.input)
+            : options.input,
       stdout: "pipe",
       stderr: "pipe",
       timeout: gitTimeoutMs,
     })
     const stdout = new Uint8Array(child.stdout.buffer, child.stdout.byteOffset, child.stdout.byteLength)
     const stderr = child.stderr.toString()
-    if (child.exitedDueToTimeout) return { code: 124, stdout, stderr: `${stderr}git timed out after ${gitTimeoutMs / 1000} s` }
+    if (child.exitedDueToTimeout)
+      return { code: 124, stdout, stderr: `${stderr}git timed out after ${gitTimeoutMs / 1000} s` }
     return { code: child.exitCode ?? 128, stdout, stderr }
   }
   return {
@@ -54,7 +69,9 @@ export function createGit(dir: string, env: Record<string, string | undefined>):
     async text(args, options) {
       const result = await run(args, options)
       if (result.code !== 0) {
-        throw new ChangeReadError(`git ${args.join(" ")} failed: ${result.stderr.trim() || `exit ${result.code}`}`, { source: dir })
+        throw new ChangeReadError(`git ${args.join(" ")} failed: ${result.stderr.trim() || `exit ${result.code}`}`, {
+          source: dir,
+        })
       }
       return new TextDecoder().decode(result.stdout)
     },

@@ -22,7 +22,17 @@ export interface LocalOptions {
 
 // The diff every part of the system agrees on: fixed prefixes, renames and copies detected, no
 // external diff drivers or textconv filters (they run repository-controlled programs).
-export const diffArgs = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "-M", "-C", "--submodule=short"]
+export const diffArgs = [
+  "diff",
+  "--no-color",
+  "--no-ext-diff",
+  "--no-textconv",
+  "--src-prefix=a/",
+  "--dst-prefix=b/",
+  "-M",
+  "-C",
+  "--submodule=short",
+]
 
 const headBytes = 1024
 const descriptionLimit = 20_000
@@ -47,14 +57,17 @@ export function createLocalProvider(options: LocalOptions): VcsProvider {
     async readChange() {
       const top = await toplevel(options.repoDir, options.env)
       const git = createGit(top, options.env)
-      const head = options.workingTree ? await resolveCommit(git, "HEAD") : await resolveCommit(git, options.head ?? "HEAD")
+      const head = options.workingTree
+        ? await resolveCommit(git, "HEAD")
+        : await resolveCommit(git, options.head ?? "HEAD")
       const target = options.base ?? (await defaultBranch(git))
       const baseCommit = await resolveCommit(git, target)
       const base = await mergeBase(git, baseCommit, head)
       trusted = { git, base }
       const diff = options.workingTree ? await workingTreeDiff(git, base) : await committedDiff(git, base, head)
       const branch = (await git.text(["rev-parse", "--abbrev-ref", "HEAD"])).trim()
-      const title = options.title ?? (options.workingTree ? `Uncommitted changes on ${branch}` : await subject(git, head))
+      const title =
+        options.title ?? (options.workingTree ? `Uncommitted changes on ${branch}` : await subject(git, head))
       const description = options.description ?? (await commitMessages(git, base, head))
       const range = options.workingTree ? `${short(base)} and the working tree` : `${short(base)}..${short(head)}`
       return {
@@ -70,8 +83,10 @@ export function createLocalProvider(options: LocalOptions): VcsProvider {
         comments: [],
         previousReview: null,
         customInstructions: null,
-        readHeads: (paths) => (options.workingTree ? readWorkingTreeHeads(top, paths) : readCommitHeads(git, head, paths)),
-        readHeadFile: (path) => (options.workingTree ? readWorkingTreeFile(top, path) : readCommitFile(git, head, path)),
+        readHeads: (paths) =>
+          options.workingTree ? readWorkingTreeHeads(top, paths) : readCommitHeads(git, head, paths),
+        readHeadFile: (path) =>
+          options.workingTree ? readWorkingTreeFile(top, path) : readCommitFile(git, head, path),
       } satisfies Change
     },
   }
@@ -82,7 +97,11 @@ async function toplevel(dir: string, env: Record<string, string | undefined>): P
     (info) => info.isDirectory(),
     () => false,
   )
-  if (!exists) throw new ChangeReadError(`repository directory not found: ${dir}`, { source: dir, hint: "pass --repo DIR with an existing directory" })
+  if (!exists)
+    throw new ChangeReadError(`repository directory not found: ${dir}`, {
+      source: dir,
+      hint: "pass --repo DIR with an existing directory",
+    })
   const result = await createGit(dir, env).run(["rev-parse", "--show-toplevel"])
   if (result.code !== 0) {
     throw new ChangeReadError(`not a git repository: ${dir}`, {
@@ -97,8 +116,13 @@ async function resolveCommit(git: Git, ref: string): Promise<string> {
   const result = await git.run(["rev-parse", "--verify", "--quiet", "--end-of-options", `${ref}^{commit}`])
   if (result.code === 0) return new TextDecoder().decode(result.stdout).trim()
   const empty = (await git.run(["rev-parse", "--verify", "--quiet", "HEAD"])).code !== 0
-  if (empty && ref === "HEAD") throw new ChangeReadError(`the repository at ${git.dir} has no commits yet`, { source: git.dir, hint: "commit something, or use --patch FILE" })
-  const shallow = new TextDecoder().decode((await git.run(["rev-parse", "--is-shallow-repository"])).stdout).trim() === "true"
+  if (empty && ref === "HEAD")
+    throw new ChangeReadError(`the repository at ${git.dir} has no commits yet`, {
+      source: git.dir,
+      hint: "commit something, or use --patch FILE",
+    })
+  const shallow =
+    new TextDecoder().decode((await git.run(["rev-parse", "--is-shallow-repository"])).stdout).trim() === "true"
   throw new ChangeReadError(`unknown ref "${ref}" in ${git.dir}`, {
     source: git.dir,
     hint: shallow
@@ -114,7 +138,10 @@ async function defaultBranch(git: Git): Promise<string> {
     const found = await git.run(["rev-parse", "--verify", "--quiet", "--end-of-options", `${candidate}^{commit}`])
     if (found.code === 0) return candidate
   }
-  throw new ChangeReadError(`cannot tell the default branch of ${git.dir}`, { source: git.dir, hint: "pass --base REF" })
+  throw new ChangeReadError(`cannot tell the default branch of ${git.dir}`, {
+    source: git.dir,
+    hint: "pass --base REF",
+  })
 }
 
 async function mergeBase(git: Git, base: string, head: string): Promise<string> {
@@ -148,7 +175,8 @@ async function workingTreeDiff(git: Git, base: string): Promise<Uint8Array> {
     )
     const env = { GIT_INDEX_FILE: index }
     const added = await git.run(["add", "--all", "--", "."], { env })
-    if (added.code !== 0) throw new ChangeReadError(`cannot stage the working tree: ${added.stderr.trim()}`, { source: git.dir })
+    if (added.code !== 0)
+      throw new ChangeReadError(`cannot stage the working tree: ${added.stderr.trim()}`, { source: git.dir })
     const result = await git.run([...diffArgs, "--cached", base, "--"], { env })
     if (result.code !== 0) throw new ChangeReadError(`git diff failed: ${result.stderr.trim()}`, { source: git.dir })
     return result.stdout
@@ -173,7 +201,11 @@ async function commitMessages(git: Git, base: string, head: string): Promise<str
 }
 
 /** The first bytes of each path at a commit, read in one `git cat-file --batch`; missing paths are absent. */
-export async function readCommitHeads(git: Git, commit: string, paths: readonly string[]): Promise<Map<string, string>> {
+export async function readCommitHeads(
+  git: Git,
+  commit: string,
+  paths: readonly string[],
+): Promise<Map<string, string>> {
   const usable = paths.filter((path) => !path.includes("\n"))
   if (usable.length === 0) return new Map()
   const input = usable.map((path) => `${commit}:${path}\n`).join("")
@@ -233,20 +265,24 @@ async function readWorkingTreeFile(top: string, path: string): Promise<string | 
   if (relative(top, target).startsWith("..") || isAbsolute(relative(top, target))) return null
   const info = await lstat(target).catch(() => null)
   if (!info?.isFile()) return null
-  return Bun.file(target).text().catch(() => null)
+  return Bun.file(target)
+    .text()
+    .catch(() => null)
 }
 
 async function readWorkingTreeHeads(top: string, paths: readonly string[]): Promise<Map<string, string>> {
   const limit = pLimit(32)
   const entries = await Promise.all(
-    paths.map((path) => limit(async () => {
-      const file = Bun.file(join(top, path))
-      const text = await file
-        .slice(0, headBytes)
-        .text()
-        .catch(() => null)
-      return [path, text] as const
-    })),
+    paths.map((path) =>
+      limit(async () => {
+        const file = Bun.file(join(top, path))
+        const text = await file
+          .slice(0, headBytes)
+          .text()
+          .catch(() => null)
+        return [path, text] as const
+      }),
+    ),
   )
   return new Map(entries.filter((entry): entry is readonly [string, string] => entry[1] !== null))
 }

@@ -23,9 +23,30 @@ const base: ReviewRecordInput = {
   review: {
     summary: "Adds a user lookup; the query is built from request input.",
     findings: [
-      { severity: "suggestion", file: "src/list.ts", line: null, category: "code-quality", title: "Name the magic number", body: "Use a constant." },
-      { severity: "critical", file: "src/db.ts", line: 12, category: "security", title: "SQL built from request input", body: "Use a parameterised query." },
-      { severity: "warning", file: "src/list.ts", line: 40, category: "performance", title: "Quadratic loop", body: "Index users by id\nbefore the loop." },
+      {
+        severity: "suggestion",
+        file: "src/list.ts",
+        line: null,
+        category: "code-quality",
+        title: "Name the magic number",
+        body: "Use a constant.",
+      },
+      {
+        severity: "critical",
+        file: "src/db.ts",
+        line: 12,
+        category: "security",
+        title: "SQL built from request input",
+        body: "Use a parameterised query.",
+      },
+      {
+        severity: "warning",
+        file: "src/list.ts",
+        line: 40,
+        category: "performance",
+        title: "Quadratic loop",
+        body: "Index users by id\nbefore the loop.",
+      },
     ],
     answer: "Yes, the migration is reversible.",
   },
@@ -36,7 +57,9 @@ const base: ReviewRecordInput = {
   ],
   usage: {
     byAgent: {},
-    byModel: { "anthropic/claude-opus-4-7": { input: 12000, output: 800, cacheRead: 9000, cacheWrite: 100, costUsd: 0.4321 } },
+    byModel: {
+      "anthropic/claude-opus-4-7": { input: 12000, output: 800, cacheRead: 9000, cacheWrite: 100, costUsd: 0.4321 },
+    },
   },
   durationMs: 219_000,
   breakGlass: false,
@@ -73,10 +96,20 @@ describe("publishLocal", () => {
   test("writes a markdown report: decision, summary, answer, findings grouped by severity, coverage, cost", async () => {
     const { markdown } = await publish(base)
     expect(markdown).toContain("# Code review: significant concerns")
-    expect(markdown).toContain("**Decision:** `significant_concerns` — 1 critical finding: SQL built from request input (src/db.ts:12)")
+    expect(markdown).toContain(
+      "**Decision:** `significant_concerns` — 1 critical finding: SQL built from request input (src/db.ts:12)",
+    )
     expect(markdown).toContain("## Summary\n\nAdds a user lookup; the query is built from request input.")
     expect(markdown).toContain("## Answer\n\nYes, the migration is reversible.")
-    const order = ["### Critical (1)", "#### `src/db.ts:12` — SQL built from request input", "### Warnings (1)", "#### `src/list.ts:40` — Quadratic loop", "Index users by id\nbefore the loop.", "### Suggestions (1)", "#### `src/list.ts` — Name the magic number"]
+    const order = [
+      "### Critical (1)",
+      "#### `src/db.ts:12` — SQL built from request input",
+      "### Warnings (1)",
+      "#### `src/list.ts:40` — Quadratic loop",
+      "Index users by id\nbefore the loop.",
+      "### Suggestions (1)",
+      "#### `src/list.ts` — Name the magic number",
+    ]
     const positions = order.map((text) => markdown.indexOf(text))
     expect(positions.every((position) => position >= 0)).toBe(true)
     expect([...positions].sort((a, b) => a - b)).toEqual(positions)
@@ -88,7 +121,9 @@ describe("publishLocal", () => {
 
   test("prints a concise plain-text rendering", async () => {
     await publish(base)
-    expect(printed).toContain("Decision: significant_concerns (full tier, 2 files reviewed, 3 findings (1 critical, 1 warning, 1 suggestion))")
+    expect(printed).toContain(
+      "Decision: significant_concerns (full tier, 2 files reviewed, 3 findings (1 critical, 1 warning, 1 suggestion))",
+    )
     expect(printed).toContain("  critical   src/db.ts:12    SQL built from request input [security]")
     expect(printed).toContain("  warning    src/list.ts:40  Quadratic loop [performance]")
     expect(printed).toContain("Filtered: bun.lock (lockfile)")
@@ -100,14 +135,23 @@ describe("publishLocal", () => {
     const { markdown } = await publish({
       ...base,
       review: { summary: "Looks good to me.", findings: [], answer: null },
-      reviewers: [{ name: "security", status: "ok", error: null, findings: [] }, { name: "performance", status: "failed", error: "timeout after 5 min", findings: [] }],
+      reviewers: [
+        { name: "security", status: "ok", error: null, findings: [] },
+        { name: "performance", status: "failed", error: "timeout after 5 min", findings: [] },
+      ],
     })
-    const warning = markdown.indexOf("> **Partial review.** 1 reviewer failed (performance: timeout after 5 min); what they cover was not reviewed.")
+    const warning = markdown.indexOf(
+      "> **Partial review.** 1 reviewer failed (performance: timeout after 5 min); what they cover was not reviewed.",
+    )
     expect(warning).toBeGreaterThan(0)
     expect(warning).toBeLessThan(markdown.indexOf("## Summary"))
     expect(markdown).toContain("> **Not reviewed:** 1 file was filtered as noise")
-    expect(markdown).toContain("No findings from the reviewers that finished. The failed reviewers' areas were not reviewed, so this is not a clean result.")
-    expect(markdown).toContain("- Reviewers that failed (1); their areas were not reviewed:\n  - performance — timeout after 5 min")
+    expect(markdown).toContain(
+      "No findings from the reviewers that finished. The failed reviewers' areas were not reviewed, so this is not a clean result.",
+    )
+    expect(markdown).toContain(
+      "- Reviewers that failed (1); their areas were not reviewed:\n  - performance — timeout after 5 min",
+    )
     expect(markdown).not.toContain("Every scheduled reviewer finished")
     // the only "looks good" is the coordinator's own words, quoted in the summary
     expect(markdown.match(/looks good/gi)).toEqual(["Looks good"])
@@ -119,7 +163,15 @@ describe("publishLocal", () => {
       ...base,
       breakGlass: true,
       injectionSuspected: true,
-      previous: [{ id: "t9", title: "Old problem", file: "src/old.ts", line: 3, trace: { file: "src/old.ts", line: null, changed: true } }],
+      previous: [
+        {
+          id: "t9",
+          title: "Old problem",
+          file: "src/old.ts",
+          line: 3,
+          trace: { file: "src/old.ts", line: null, changed: true },
+        },
+      ],
     })
     expect(markdown).toContain("# Code review: approved")
     expect(markdown).toContain("> **Break glass:** approved at a human's request")

@@ -1,4 +1,15 @@
-import { countFindings, reviewIncomplete, findingLocation, formatDuration, formatNumber, inlineCode, oneLine, plural, reviewUsageTotal, severityOrder } from "@opencode-reviewer/core"
+import {
+  countFindings,
+  reviewIncomplete,
+  findingLocation,
+  formatDuration,
+  formatNumber,
+  inlineCode,
+  oneLine,
+  plural,
+  reviewUsageTotal,
+  severityOrder,
+} from "@opencode-reviewer/core"
 import { mkdir, writeFile } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import type { Decision, ReviewRecord, Severity } from "@opencode-reviewer/core"
@@ -27,9 +38,17 @@ export async function publishLocal(record: ReviewRecord, options: LocalPublishOp
 
 /** The review as a markdown report: decision, coverage warnings, summary, findings by severity, coverage, cost. */
 export function renderMarkdown(record: ReviewRecord): string {
-  const lines: string[] = [`# Code review: ${reviewIncomplete(record) ? "incomplete, not approved" : decisionLabels[record.decision]}`, ""]
-  lines.push(`**Decision:** \`${record.decision}\`${record.reasons.length > 0 ? ` — ${record.reasons.join("; ")}` : ""}  `)
-  lines.push(`**Tier:** ${record.tier} · **Findings:** ${countFindings(record.findings)} · **Files reviewed:** ${record.coverage.reviewedFiles}`, "")
+  const lines: string[] = [
+    `# Code review: ${reviewIncomplete(record) ? "incomplete, not approved" : decisionLabels[record.decision]}`,
+    "",
+  ]
+  lines.push(
+    `**Decision:** \`${record.decision}\`${record.reasons.length > 0 ? ` — ${record.reasons.join("; ")}` : ""}  `,
+  )
+  lines.push(
+    `**Tier:** ${record.tier} · **Findings:** ${countFindings(record.findings)} · **Files reviewed:** ${record.coverage.reviewedFiles}`,
+    "",
+  )
 
   for (const warning of warnings(record)) lines.push(`> **${warning.title}** ${warning.text}`, "")
 
@@ -52,7 +71,10 @@ export function renderMarkdown(record: ReviewRecord): string {
   if (record.resolved.length > 0) {
     lines.push("## Resolved since the previous review", "")
     for (const resolved of record.resolved) {
-      const where = resolved.file === null ? "" : `${inlineCode(resolved.line === null ? resolved.file : `${resolved.file}:${resolved.line}`)} — `
+      const where =
+        resolved.file === null
+          ? ""
+          : `${inlineCode(resolved.line === null ? resolved.file : `${resolved.file}:${resolved.line}`)} — `
       lines.push(`- ${where}${oneLine(resolved.title)}`)
     }
     lines.push("")
@@ -65,7 +87,8 @@ export function renderMarkdown(record: ReviewRecord): string {
   }
   if (record.coverage.failedReviewers.length > 0) {
     lines.push(`- Reviewers that failed (${record.coverage.failedReviewers.length}); their areas were not reviewed:`)
-    for (const reviewer of record.coverage.failedReviewers) lines.push(`  - ${reviewer.name} — ${oneLine(reviewer.error)}`)
+    for (const reviewer of record.coverage.failedReviewers)
+      lines.push(`  - ${reviewer.name} — ${oneLine(reviewer.error)}`)
   } else {
     lines.push("- Every scheduled reviewer finished.")
   }
@@ -81,12 +104,21 @@ export function renderTerminal(record: ReviewRecord, reportFile: string | null =
     ...record.reasons.map((reason) => `  ${reason}`),
   ]
   for (const warning of warnings(record)) lines.push(`${warning.title} ${warning.text}`)
-  lines.push("", ...record.summary.trim().split("\n").map((line) => `  ${line}`), "")
+  lines.push(
+    "",
+    ...record.summary
+      .trim()
+      .split("\n")
+      .map((line) => `  ${line}`),
+    "",
+  )
   if (record.findings.length === 0) lines.push(noFindings(record))
   const sorted = severityOrder.flatMap((severity) => record.findings.filter((finding) => finding.severity === severity))
   const width = Math.max(0, ...sorted.map((finding) => findingLocation(finding).length))
   for (const finding of sorted) {
-    lines.push(`  ${finding.severity.padEnd(10)} ${findingLocation(finding).padEnd(width)}  ${oneLine(finding.title)} [${finding.category}]`)
+    lines.push(
+      `  ${finding.severity.padEnd(10)} ${findingLocation(finding).padEnd(width)}  ${oneLine(finding.title)} [${finding.category}]`,
+    )
   }
   if (record.coverage.filtered.length > 0) {
     lines.push(`Filtered: ${record.coverage.filtered.map((file) => `${file.path} (${file.reason})`).join(", ")}`)
@@ -96,7 +128,11 @@ export function renderTerminal(record: ReviewRecord, reportFile: string | null =
   return lines.join("\n") + "\n"
 }
 
-const severityLabels: Record<Severity, string> = { critical: "Critical", warning: "Warnings", suggestion: "Suggestions" }
+const severityLabels: Record<Severity, string> = {
+  critical: "Critical",
+  warning: "Warnings",
+  suggestion: "Suggestions",
+}
 const decisionLabels: Record<Decision, string> = {
   approved: "approved",
   approved_with_comments: "approved with comments",
@@ -122,11 +158,18 @@ function warnings(record: ReviewRecord): { title: string; text: string }[] {
   }
   if (record.coverage.filtered.length > 0) {
     const count = record.coverage.filtered.length
-    result.push({ title: "Not reviewed:", text: `${count} file${count === 1 ? " was" : "s were"} filtered as noise (listed under Coverage).` })
+    result.push({
+      title: "Not reviewed:",
+      text: `${count} file${count === 1 ? " was" : "s were"} filtered as noise (listed under Coverage).`,
+    })
   }
-  if (record.breakGlass) result.push({ title: "Break glass:", text: "approved at a human's request, whatever the review found." })
+  if (record.breakGlass)
+    result.push({ title: "Break glass:", text: "approved at a human's request, whatever the review found." })
   if (record.injectionSuspected) {
-    result.push({ title: "Prompt injection suspected:", text: "text in the merge request or its diff tried to pass as review instructions (see the reasons); reviewers read it as data only, and the change is not approved automatically." })
+    result.push({
+      title: "Prompt injection suspected:",
+      text: "text in the merge request or its diff tried to pass as review instructions (see the reasons); reviewers read it as data only, and the change is not approved automatically.",
+    })
   }
   return result
 }
@@ -140,13 +183,13 @@ function noFindings(record: ReviewRecord): string {
 
 function footer(record: ReviewRecord): string {
   const totals = reviewUsageTotal(record.usage)
-  const tokens = totals.input + totals.output + totals.cacheRead + totals.cacheWrite > 0
-    ? ` · tokens: ${formatNumber(totals.input)} in, ${formatNumber(totals.output)} out, ${formatNumber(totals.cacheRead)} cache read, ${formatNumber(totals.cacheWrite)} cache write`
-    : ""
+  const tokens =
+    totals.input + totals.output + totals.cacheRead + totals.cacheWrite > 0
+      ? ` · tokens: ${formatNumber(totals.input)} in, ${formatNumber(totals.output)} out, ${formatNumber(totals.cacheRead)} cache read, ${formatNumber(totals.cacheWrite)} cache write`
+      : ""
   return `Cost ${dollars(record.usage.costUsd)} · ${formatDuration(record.durationMs)}${tokens}`
 }
 
 function dollars(value: number): string {
   return value > 0 && value < 0.01 ? `$${value.toFixed(4)}` : `$${value.toFixed(2)}`
 }
-

@@ -32,7 +32,12 @@ describe("local provider readHeadFile", () => {
   test("working tree: the file on disk; paths leaving the checkout and symlinks are not followed", async () => {
     await repo.write({ "AGENTS.md": "# uncommitted edit\n" })
     await symlink("/etc/hostname", join(repo.dir, "LINK.md"))
-    const change = await createLocalProvider({ repoDir: repo.dir, base: "main", workingTree: true, env: gitEnv(repo.dir) }).readChange()
+    const change = await createLocalProvider({
+      repoDir: repo.dir,
+      base: "main",
+      workingTree: true,
+      env: gitEnv(repo.dir),
+    }).readChange()
     expect(await change.readHeadFile!("AGENTS.md")).toBe("# uncommitted edit\n")
     expect(await change.readHeadFile!("../outside.md")).toBeNull()
     expect(await change.readHeadFile!("LINK.md")).toBeNull()
@@ -42,7 +47,11 @@ describe("local provider readHeadFile", () => {
 
 describe("patch provider readHeadFile", () => {
   test("knows nothing beyond the diff: always null", async () => {
-    const change = await createPatchProvider({ patch: new TextEncoder().encode(repo.git("diff", "main", "feature")), source: "patch", trustedDir: repo.dir }).readChange()
+    const change = await createPatchProvider({
+      patch: new TextEncoder().encode(repo.git("diff", "main", "feature")),
+      source: "patch",
+      trustedDir: repo.dir,
+    }).readChange()
     expect(await change.readHeadFile!("AGENTS.md")).toBeNull()
   })
 })

@@ -31,7 +31,10 @@ export function applyReviewerConfig(
   const result = Object.fromEntries(
     Object.entries(chains).map(([agent, original]) => {
       const assigned = document.reviewers?.[agent]?.model
-      const wanted = withFailback(assigned === undefined ? original : typeof assigned === "string" ? [assigned] : assigned, failback)
+      const wanted = withFailback(
+        assigned === undefined ? original : typeof assigned === "string" ? [assigned] : assigned,
+        failback,
+      )
       const chain = pick(agent, wanted, [...original], withFailback(original, failback), allowed, disabled, warnings)
       if (!sameChain(chain, original)) changes.push(`${agent}: ${original.join(", ")} -> ${chain.join(", ")}`)
       return [agent, chain]
@@ -40,10 +43,14 @@ export function applyReviewerConfig(
 
   for (const [agent, override] of Object.entries(document.reviewers ?? {})) {
     if (override.enabled === false && agent in chains) {
-      warnings.push(`reviewers.${agent}.enabled=false is not applied: a planned agent cannot be removed after planning; set it in opencode-reviewer.json, or disable its providers`)
+      warnings.push(
+        `reviewers.${agent}.enabled=false is not applied: a planned agent cannot be removed after planning; set it in opencode-reviewer.json, or disable its providers`,
+      )
     }
     if (override.enabled === true && !(agent in chains)) {
-      warnings.push(`reviewers.${agent}.enabled=true is not applied: an agent cannot be added after planning; set it in opencode-reviewer.json`)
+      warnings.push(
+        `reviewers.${agent}.enabled=true is not applied: an agent cannot be added after planning; set it in opencode-reviewer.json`,
+      )
     }
   }
   return { chains: result, changes, warnings }
@@ -59,7 +66,10 @@ export function providerOf(model: string): string {
  * chain is replaced by the override (which may itself lead to another override). Each model
  * appears once, so overrides that point at each other end instead of looping.
  */
-export function withFailback(chain: readonly string[], failback: Readonly<Record<string, readonly string[]>>): string[] {
+export function withFailback(
+  chain: readonly string[],
+  failback: Readonly<Record<string, readonly string[]>>,
+): string[] {
   const out: string[] = []
   let rest = [...chain]
   while (rest.length > 0) {
@@ -86,10 +96,14 @@ function pick(
   const fallback = own.filter(allowed)
   const off = [...disabled].filter((id) => wanted.some((model) => providerOf(model) === id)).join(", ")
   if (fallback.length > 0) {
-    warnings.push(`${agent}: every model of its remote assignment (${wanted.join(", ")}) is on a disabled provider (${off}); keeping its own chain ${fallback.join(", ")}`)
+    warnings.push(
+      `${agent}: every model of its remote assignment (${wanted.join(", ")}) is on a disabled provider (${off}); keeping its own chain ${fallback.join(", ")}`,
+    )
     return fallback
   }
-  warnings.push(`${agent}: every model of its chain (${wanted.join(", ")}) is on a disabled provider (${off}); keeping ${original.join(", ")} because an agent cannot run without a model — expect it to fail`)
+  warnings.push(
+    `${agent}: every model of its chain (${wanted.join(", ")}) is on a disabled provider (${off}); keeping ${original.join(", ")} because an agent cannot run without a model — expect it to fail`,
+  )
   return original
 }
 

@@ -37,7 +37,10 @@ export type ProviderSwitch = z.infer<typeof ProviderSwitch>
 /** The remote reviewer-config document as the control plane serves it (every key optional). */
 export const ReviewerConfigDocument = z
   .object({
-    version: z.literal(1).optional().describe("Document format version; only 1 exists. Any other value makes the document ignored."),
+    version: z
+      .literal(1)
+      .optional()
+      .describe("Document format version; only 1 exists. Any other value makes the document ignored."),
     reviewers: z
       .record(AgentName, ReviewerOverride)
       .optional()
@@ -78,7 +81,9 @@ function unknownKeys(schema: z.ZodType, value: unknown, path: string[]): string[
   const inner = schema instanceof z.ZodOptional ? (schema.unwrap() as z.ZodType) : schema
   if (!isPlainObject(value)) return []
   if (inner instanceof z.ZodRecord) {
-    return Object.entries(value).flatMap(([key, child]) => unknownKeys(inner.valueType as z.ZodType, child, [...path, key]))
+    return Object.entries(value).flatMap(([key, child]) =>
+      unknownKeys(inner.valueType as z.ZodType, child, [...path, key]),
+    )
   }
   if (!(inner instanceof z.ZodObject)) return []
   const shape = inner.shape as Record<string, z.ZodType>

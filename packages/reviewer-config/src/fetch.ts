@@ -20,7 +20,8 @@ export const maxDocumentBytes = 1024 * 1024
  */
 export async function fetchReviewerConfig(url: string, options: FetchOptions = {}): Promise<FetchResult> {
   const shown = redactUrl(url)
-  if (shown === null) return { ok: false, warning: "remote reviewer config ignored: the URL is not a valid http(s) URL" }
+  if (shown === null)
+    return { ok: false, warning: "remote reviewer config ignored: the URL is not a valid http(s) URL" }
   const fail = (why: string) => ignored(shown, why)
   const fetched = await fetchText(url, {
     ...options,
@@ -37,7 +38,11 @@ export async function fetchReviewerConfig(url: string, options: FetchOptions = {
   if (!json.ok) return fail(`not valid JSON: ${json.message}`)
   const parsed = parseReviewerConfig(json.value)
   if (!parsed.ok) return fail(`invalid document: ${parsed.problems.join("; ")}`)
-  return { ok: true, document: parsed.document, warnings: parsed.warnings.map((warning) => `remote reviewer config (${shown}): ${warning}`) }
+  return {
+    ok: true,
+    document: parsed.document,
+    warnings: parsed.warnings.map((warning) => `remote reviewer config (${shown}): ${warning}`),
+  }
 }
 
 function ignored(shown: string, why: string): FetchResult {

@@ -1,4 +1,11 @@
-import { assembleConfig, runLifecycle, silentLogger, type Contributions, type Logger, type PlanView } from "@opencode-reviewer/core"
+import {
+  assembleConfig,
+  runLifecycle,
+  silentLogger,
+  type Contributions,
+  type Logger,
+  type PlanView,
+} from "@opencode-reviewer/core"
 import { afterAll, beforeEach, describe, expect, test } from "vitest"
 import { fetchReviewerConfig } from "./fetch"
 import { reviewerConfigPlugin } from "./reviewer-config"
@@ -32,7 +39,8 @@ function startControlPlane() {
     port: 0,
     fetch() {
       requests += 1
-      if (answer === "hang") return new Promise<Response>((resolve) => void hung.push(() => resolve(new Response("{}"))))
+      if (answer === "hang")
+        return new Promise<Response>((resolve) => void hung.push(() => resolve(new Response("{}"))))
       return new Response(answer.body, { status: answer.status, headers: { "content-type": "application/json" } })
     },
   })
@@ -110,7 +118,9 @@ describe("reviewerConfigPlugin", () => {
     expect(result.config.agent.documentation!.model).toBe("moonshotai/kimi-k2.5")
     // The coordinator has only anthropic models: it keeps them, loudly.
     expect(result.config.model).toBe("anthropic/claude-opus-4-7")
-    expect(warnings).toEqual([expect.stringMatching(/^review_coordinator: every model of its chain .* is on a disabled provider \(anthropic\)/)])
+    expect(warnings).toEqual([
+      expect.stringMatching(/^review_coordinator: every model of its chain .* is on a disabled provider \(anthropic\)/),
+    ])
   })
 
   test("failback overrides reach the chain the runtime fails back along", async () => {
@@ -139,8 +149,20 @@ describe("reviewerConfigPlugin", () => {
       plan,
       log: silentLogger,
       seed(store) {
-        store.agents.set("review_coordinator", { description: "c", prompt: "C", models: plannedChains.review_coordinator!, plugin: "core", role: "coordinator" })
-        store.agents.set("security", { description: "s", prompt: "S", models: plannedChains.security!, plugin: "core", role: "reviewer" })
+        store.agents.set("review_coordinator", {
+          description: "c",
+          prompt: "C",
+          models: plannedChains.review_coordinator!,
+          plugin: "core",
+          role: "coordinator",
+        })
+        store.agents.set("security", {
+          description: "s",
+          prompt: "S",
+          models: plannedChains.security!,
+          plugin: "core",
+          role: "reviewer",
+        })
       },
       assemble: (store) => assembleConfig(store, { workDir: "/work", sharedReviewerPrompt: "SHARED" }),
     })
@@ -159,8 +181,16 @@ describe("a bad remote document is ignored with a warning", () => {
       () => (controlPlane.serve({ reviewers: { security: { model: "gpt-5.4" } } }), controlPlane.url),
       /: invalid document: reviewers\.security\.model: /,
     ],
-    ["a document over the 1 MiB cap", () => (controlPlane.answer(200, `{"pad":"${"x".repeat(1024 * 1024)}"}`), controlPlane.url), /: the document is larger than 1048576 bytes$/],
-    ["a server that never answers", () => (controlPlane.hang(), controlPlane.url), new RegExp(`: no answer within ${timeoutMs} ms$`)],
+    [
+      "a document over the 1 MiB cap",
+      () => (controlPlane.answer(200, `{"pad":"${"x".repeat(1024 * 1024)}"}`), controlPlane.url),
+      /: the document is larger than 1048576 bytes$/,
+    ],
+    [
+      "a server that never answers",
+      () => (controlPlane.hang(), controlPlane.url),
+      new RegExp(`: no answer within ${timeoutMs} ms$`),
+    ],
     ["a refused connection", () => refusedUrl(), /: request failed: /],
   ]
 
@@ -202,7 +232,10 @@ describe("fetchReviewerConfig", () => {
   })
 
   test("refuses a URL that is not http(s)", async () => {
-    expect(await fetchReviewerConfig("file:///etc/passwd")).toEqual({ ok: false, warning: expect.stringMatching(/not a valid http\(s\) URL/) })
+    expect(await fetchReviewerConfig("file:///etc/passwd")).toEqual({
+      ok: false,
+      warning: expect.stringMatching(/not a valid http\(s\) URL/),
+    })
   })
 })
 

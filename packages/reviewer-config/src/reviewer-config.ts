@@ -34,7 +34,11 @@ export function reviewerConfigPlugin(options: ReviewerConfigPluginOptions): Revi
   }
 }
 
-async function reroute(context: ConfigureContext, config: Readonly<OpencodeConfig>, options: ReviewerConfigPluginOptions): Promise<void> {
+async function reroute(
+  context: ConfigureContext,
+  config: Readonly<OpencodeConfig>,
+  options: ReviewerConfigPluginOptions,
+): Promise<void> {
   const fetched = await fetchReviewerConfig(options.url, {
     signal: context.signal,
     ...(options.fetch ? { fetch: options.fetch } : {}),
@@ -52,12 +56,18 @@ async function reroute(context: ConfigureContext, config: Readonly<OpencodeConfi
   for (const [agent, chain] of Object.entries(applied.chains)) {
     if (chain.join("\n") !== chains[agent]!.join("\n")) context.setModels(agent, chain)
   }
-  context.log.info({ changes: applied.changes }, applied.changes.length > 0 ? "remote reviewer config applied" : "remote reviewer config changed nothing")
+  context.log.info(
+    { changes: applied.changes },
+    applied.changes.length > 0 ? "remote reviewer config applied" : "remote reviewer config changed nothing",
+  )
 }
 
 // Every enabled agent of the assembled config, with the chain it was planned with when that chain
 // still starts with the assembled primary (a configure-time setModels makes it stale).
-function plannedChains(config: Readonly<OpencodeConfig>, given: Readonly<Record<string, readonly string[]>>): Record<string, string[]> {
+function plannedChains(
+  config: Readonly<OpencodeConfig>,
+  given: Readonly<Record<string, readonly string[]>>,
+): Record<string, string[]> {
   return Object.fromEntries(
     Object.entries(config.agent).flatMap(([name, block]) => {
       if (block.disable === true || block.model === undefined) return []

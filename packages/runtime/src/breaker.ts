@@ -101,7 +101,11 @@ export interface ModelChoice {
  * (already tried in this call) nor behind an open circuit. Never looks outside the chain: failback
  * stays within the model family the plan chose. A returned model holds an `acquire`.
  */
-export function selectModel(chain: readonly string[], breakers: Breakers, excluded: ReadonlySet<string> = new Set()): ModelChoice {
+export function selectModel(
+  chain: readonly string[],
+  breakers: Breakers,
+  excluded: ReadonlySet<string> = new Set(),
+): ModelChoice {
   const skipped: string[] = []
   for (const model of chain) {
     if (excluded.has(model)) continue

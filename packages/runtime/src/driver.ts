@@ -60,12 +60,16 @@ export function createClientDriver(client: SessionClient): SessionDriver {
     async create({ parentID, title }) {
       const result = await call("session.create", null, () => client.session.create({ body: { parentID, title } }))
       const id = isRecord(result) ? result.id : undefined
-      if (typeof id !== "string") throw new ChildSessionRequestError("session.create", null, "no session id in the response")
+      if (typeof id !== "string")
+        throw new ChildSessionRequestError("session.create", null, "no session id in the response")
       return id
     },
     async prompt(sessionID, { agent, model, text }) {
       await call("session.promptAsync", sessionID, () =>
-        client.session.promptAsync({ path: { id: sessionID }, body: { agent, model: splitModel(model), parts: [{ type: "text", text }] } }),
+        client.session.promptAsync({
+          path: { id: sessionID },
+          body: { agent, model: splitModel(model), parts: [{ type: "text", text }] },
+        }),
       )
     },
     async abort(sessionID) {
@@ -82,7 +86,9 @@ export function createClientDriver(client: SessionClient): SessionDriver {
       return map
     },
     async read(sessionID) {
-      const result = await call("session.messages", sessionID, () => client.session.messages({ path: { id: sessionID } }))
+      const result = await call("session.messages", sessionID, () =>
+        client.session.messages({ path: { id: sessionID } }),
+      )
       return Array.isArray(result) ? result.flatMap(readReply) : []
     },
   }
@@ -100,7 +106,10 @@ export function readReply(entry: unknown): AssistantReply[] {
   const info = entry.info
   const parts = Array.isArray(entry.parts) ? entry.parts : []
   const text = parts
-    .filter((part): part is Record<string, unknown> => isRecord(part) && part.type === "text" && typeof part.text === "string")
+    .filter(
+      (part): part is Record<string, unknown> =>
+        isRecord(part) && part.type === "text" && typeof part.text === "string",
+    )
     .map((part) => part.text as string)
     .join("\n")
   const tokens = isRecord(info.tokens) ? info.tokens : {}
@@ -128,12 +137,21 @@ export function readReply(entry: unknown): AssistantReply[] {
 /** Zero tokens. */
 export { addTokens, noTokens }
 
-async function call(operation: string, sessionID: string | null, run: () => Promise<ClientResult<unknown>>): Promise<unknown> {
+async function call(
+  operation: string,
+  sessionID: string | null,
+  run: () => Promise<ClientResult<unknown>>,
+): Promise<unknown> {
   let result: ClientResult<unknown>
   try {
     result = await run()
   } catch (cause) {
-    throw new ChildSessionRequestError(operation, sessionID, cause instanceof Error ? cause.message : String(cause), cause)
+    throw new ChildSessionRequestError(
+      operation,
+      sessionID,
+      cause instanceof Error ? cause.message : String(cause),
+      cause,
+    )
   }
   if (result.error !== undefined && result.error !== null) {
     throw new ChildSessionRequestError(operation, sessionID, describe(result.error), result.error)
@@ -144,7 +162,8 @@ async function call(operation: string, sessionID: string | null, run: () => Prom
 function describe(error: unknown): string {
   if (isRecord(error)) {
     const data = isRecord(error.data) ? error.data : {}
-    const message = typeof data.message === "string" ? data.message : typeof error.message === "string" ? error.message : null
+    const message =
+      typeof data.message === "string" ? data.message : typeof error.message === "string" ? error.message : null
     const name = typeof error.name === "string" ? error.name : "error"
     if (message) return `${name}: ${message}`
   }

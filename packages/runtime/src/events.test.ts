@@ -4,26 +4,58 @@ import { readEvent } from "./events"
 
 describe("readEvent", () => {
   test.each([
-    [{ type: "session.status", properties: { sessionID: "s", status: { type: "busy" } } }, { type: "busy", sessionID: "s" }],
-    [{ type: "session.status", properties: { sessionID: "s", status: { type: "idle" } } }, { type: "idle", sessionID: "s" }],
     [
-      { type: "session.status", properties: { sessionID: "s", status: { type: "retry", attempt: 2, message: "Rate limited", next: 99 } } },
+      { type: "session.status", properties: { sessionID: "s", status: { type: "busy" } } },
+      { type: "busy", sessionID: "s" },
+    ],
+    [
+      { type: "session.status", properties: { sessionID: "s", status: { type: "idle" } } },
+      { type: "idle", sessionID: "s" },
+    ],
+    [
+      {
+        type: "session.status",
+        properties: { sessionID: "s", status: { type: "retry", attempt: 2, message: "Rate limited", next: 99 } },
+      },
       { type: "retry", sessionID: "s", retry: { attempt: 2, message: "Rate limited", next: 99 } },
     ],
-    [{ type: "session.idle", properties: { sessionID: "s" } }, { type: "idle", sessionID: "s" }],
     [
-      { type: "session.error", properties: { sessionID: "s", error: { name: "APIError", data: { message: "x", statusCode: 503 } } } },
+      { type: "session.idle", properties: { sessionID: "s" } },
+      { type: "idle", sessionID: "s" },
+    ],
+    [
+      {
+        type: "session.error",
+        properties: { sessionID: "s", error: { name: "APIError", data: { message: "x", statusCode: 503 } } },
+      },
       { type: "error", sessionID: "s", error: { name: "APIError", data: { message: "x", statusCode: 503 } } },
     ],
-    [{ type: "message.part.updated", properties: { part: { sessionID: "s", type: "text" }, delta: "a" } }, { type: "activity", sessionID: "s" }],
-    [{ type: "message.part.delta", properties: { sessionID: "s", messageID: "m", partID: "p", field: "text", delta: "a" } }, { type: "activity", sessionID: "s" }],
-    [{ type: "message.updated", properties: { info: { sessionID: "s", role: "assistant" } } }, { type: "activity", sessionID: "s" }],
+    [
+      { type: "message.part.updated", properties: { part: { sessionID: "s", type: "text" }, delta: "a" } },
+      { type: "activity", sessionID: "s" },
+    ],
+    [
+      {
+        type: "message.part.delta",
+        properties: { sessionID: "s", messageID: "m", partID: "p", field: "text", delta: "a" },
+      },
+      { type: "activity", sessionID: "s" },
+    ],
+    [
+      { type: "message.updated", properties: { info: { sessionID: "s", role: "assistant" } } },
+      { type: "activity", sessionID: "s" },
+    ],
   ])("reads %j", (event, signal) => {
     expect(readEvent(event)).toEqual(signal)
   })
 
   test.each([
-    [{ type: "session.error", properties: { error: { name: "UnknownError", data: { message: "Failed to load plugin" } } } }],
+    [
+      {
+        type: "session.error",
+        properties: { error: { name: "UnknownError", data: { message: "Failed to load plugin" } } },
+      },
+    ],
     [{ type: "message.updated", properties: { info: { sessionID: "s", role: "user" } } }],
     [{ type: "session.status", properties: { sessionID: "s", status: { type: "weird" } } }],
     [{ type: "file.edited", properties: { file: "x" } }],
@@ -69,13 +101,18 @@ describe("readReply", () => {
   test("skips user messages and keeps an error", () => {
     expect(readReply({ info: { id: "m1", role: "user" }, parts: [] })).toEqual([])
     const error = { name: "MessageAbortedError", data: { message: "Aborted" } }
-    expect(readReply({ info: { id: "m2", role: "assistant", error, time: { created: 1 } }, parts: [] })[0]).toMatchObject({ error, completed: false, text: "" })
+    expect(
+      readReply({ info: { id: "m2", role: "assistant", error, time: { created: 1 } }, parts: [] })[0],
+    ).toMatchObject({ error, completed: false, text: "" })
   })
 })
 
 describe("splitModel", () => {
   test("splits provider and model at the first slash", () => {
     expect(splitModel("anthropic/claude-sonnet-4-6")).toEqual({ providerID: "anthropic", modelID: "claude-sonnet-4-6" })
-    expect(splitModel("openrouter/anthropic/claude-opus")).toEqual({ providerID: "openrouter", modelID: "anthropic/claude-opus" })
+    expect(splitModel("openrouter/anthropic/claude-opus")).toEqual({
+      providerID: "openrouter",
+      modelID: "anthropic/claude-opus",
+    })
   })
 })

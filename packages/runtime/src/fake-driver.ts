@@ -44,13 +44,20 @@ export interface FakeDriver extends SessionDriver {
  * Creates a fake driver. `behave` decides per prompt; `events: false` emits no bus events at all,
  * leaving completion to the status poll (the fallback the monitor must handle).
  */
-export function createFakeDriver(clock: Clock, behave: (prompt: FakePrompt) => FakeBehaviour, options: { events?: boolean } = {}): FakeDriver {
+export function createFakeDriver(
+  clock: Clock,
+  behave: (prompt: FakePrompt) => FakeBehaviour,
+  options: { events?: boolean } = {},
+): FakeDriver {
   const events = options.events ?? true
   let handle: (event: unknown) => void = () => {}
   const emit = (type: string, properties: Record<string, unknown>) => {
     if (events) handle({ type, properties })
   }
-  const sessions = new Map<string, { replies: AssistantReply[]; status: SessionSignal | null; turns: number; run: AbortController | null }>()
+  const sessions = new Map<
+    string,
+    { replies: AssistantReply[]; status: SessionSignal | null; turns: number; run: AbortController | null }
+  >()
   const prompts: FakePrompt[] = []
   const created: { sessionID: string; parentID: string; title: string }[] = []
   const aborted: string[] = []
@@ -126,7 +133,8 @@ export function createFakeDriver(clock: Clock, behave: (prompt: FakePrompt) => F
           case "chatter":
             while (!run.signal.aborted) {
               await clock.sleep(behaviour.everyMs, run.signal)
-              if (!run.signal.aborted) emit("message.part.delta", { sessionID, messageID: "m", partID: "p", field: "text", delta: "." })
+              if (!run.signal.aborted)
+                emit("message.part.delta", { sessionID, messageID: "m", partID: "p", field: "text", delta: "." })
             }
             return
           case "error":

@@ -21,7 +21,16 @@ function handDriver() {
   }
   const answer = (sessionID: string, id: string, fields: Partial<AssistantReply> = {}) => {
     const list = replies.get(sessionID) ?? []
-    list.push({ id, text: "<findings/>", finish: "stop", error: null, completed: true, tokens: noTokens(), cost: 0, ...fields })
+    list.push({
+      id,
+      text: "<findings/>",
+      finish: "stop",
+      error: null,
+      completed: true,
+      tokens: noTokens(),
+      cost: 0,
+      ...fields,
+    })
     replies.set(sessionID, list)
   }
   return { driver, statuses, answer, reads: () => reads }
@@ -109,7 +118,9 @@ describe("session monitor", () => {
     await clock.advance(8_000)
     monitor.handle(event("message.part.updated", { part: { sessionID: "ses_1", type: "text", text: "a" } }))
     await clock.advance(8_000)
-    monitor.handle(event("message.part.delta", { sessionID: "ses_1", messageID: "m", partID: "p", field: "text", delta: "b" }))
+    monitor.handle(
+      event("message.part.delta", { sessionID: "ses_1", messageID: "m", partID: "p", field: "text", delta: "b" }),
+    )
     await clock.advance(9_999)
     expect(ended()).toBeNull()
     await clock.advance(1)
@@ -122,12 +133,22 @@ describe("session monitor", () => {
     hand.statuses.set("ses_1", { type: "retry", sessionID: "ses_1", retry })
     monitor.handle(event("session.status", { sessionID: "ses_1", status: { type: "retry", ...retry } }))
     await clock.advance(10_000)
-    expect(ended()).toEqual({ kind: "stopped", reason: "no-output", retry: { attempt: 2, message: "Rate limit exceeded", next: 4_000 }, error: null })
+    expect(ended()).toEqual({
+      kind: "stopped",
+      reason: "no-output",
+      retry: { attempt: 2, message: "Rate limit exceeded", next: 4_000 },
+      error: null,
+    })
   })
 
   test("stops at once when the next provider retry is due after the deadline", async () => {
     const { clock, monitor, ended } = watchOne()
-    monitor.handle(event("session.status", { sessionID: "ses_1", status: { type: "retry", attempt: 1, message: "slow down", next: 3_600_000 } }))
+    monitor.handle(
+      event("session.status", {
+        sessionID: "ses_1",
+        status: { type: "retry", attempt: 1, message: "slow down", next: 3_600_000 },
+      }),
+    )
     await clock.settle()
     expect(ended()).toMatchObject({ kind: "stopped", reason: "retry-late" })
   })

@@ -144,9 +144,12 @@ export function createSessionMonitor(options: { driver: SessionDriver; clock: Cl
   const progress = async (state: WatchState): Promise<string | null> => {
     try {
       const replies = (await driver.read(state.sessionID)).filter(
-        (reply) => !state.known.has(reply.id) && (reply.text !== "" || reply.tokens.output > 0 || reply.tokens.reasoning > 0),
+        (reply) =>
+          !state.known.has(reply.id) && (reply.text !== "" || reply.tokens.output > 0 || reply.tokens.reasoning > 0),
       )
-      return replies.map((reply) => `${reply.id}:${reply.text.length}:${reply.tokens.output}:${reply.tokens.reasoning}`).join("|")
+      return replies
+        .map((reply) => `${reply.id}:${reply.text.length}:${reply.tokens.output}:${reply.tokens.reasoning}`)
+        .join("|")
     } catch {
       return null
     }

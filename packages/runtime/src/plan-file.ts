@@ -26,7 +26,11 @@ export const defaultTimeoutMinutes = defaults.timeoutMinutes
 /** Reads `<workDir>/plan.json`. Never throws: the tool reports a bad plan as its output. */
 export async function readPlanFile(workDir: string | null | undefined): Promise<PlanRead> {
   if (!workDir) {
-    return { ok: false, file: null, error: `${workDirVariable} is not set: run the review through opencode-reviewer, which writes ${workFiles.plan} and sets it` }
+    return {
+      ok: false,
+      file: null,
+      error: `${workDirVariable} is not set: run the review through opencode-reviewer, which writes ${workFiles.plan} and sets it`,
+    }
   }
   const file = join(workDir, workFiles.plan)
   let text: string
@@ -48,7 +52,9 @@ export async function readPlanFile(workDir: string | null | undefined): Promise<
 export function parsePlan(value: unknown, file: string): PlanRead {
   const parsed = RuntimePlan.safeParse(value)
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((issue) => `${issue.path.length ? issue.path.join(".") : "(root)"}: ${issue.message}`)
+    const issues = parsed.error.issues.map(
+      (issue) => `${issue.path.length ? issue.path.join(".") : "(root)"}: ${issue.message}`,
+    )
     return { ok: false, file, error: `${file} is invalid: ${issues.slice(0, 5).join("; ")}` }
   }
   return { ok: true, file, plan: parsed.data }

@@ -23,7 +23,11 @@ export const ReviewRuntime: Plugin = async (input) => {
           description: "Runs the specialist reviewers (unavailable: the runtime failed to load).",
           args: {},
           async execute() {
-            return { title: "spawn_reviewers could not run", output: `<reviewer_results status="error"><error>${escape(error)}</error></reviewer_results>`, metadata: { plan: null, error, reviewers: [], cut: 0, durationMs: 0 } }
+            return {
+              title: "spawn_reviewers could not run",
+              output: `<reviewer_results status="error"><error>${escape(error)}</error></reviewer_results>`,
+              metadata: { plan: null, error, reviewers: [], cut: 0, durationMs: 0 },
+            }
           },
         }),
       },

@@ -49,8 +49,12 @@ describe("renderResults", () => {
     )
     expect(cut).toBe(0)
     expect(output.split("\n")[0]).toBe('<reviewer_results plan="/work/plan.json" reviewers="3" failed="1">')
-    expect(output).toContain('<reviewer_result name="performance" status="failed" model="fake/performance" duration_ms="1234" attempts="1" error="timeout after 5 min"/>')
-    expect(output).toContain('<reviewer_result name="documentation" status="done" model="fake/documentation" duration_ms="1234" attempts="1">\n<findings/>\n</reviewer_result>')
+    expect(output).toContain(
+      '<reviewer_result name="performance" status="failed" model="fake/performance" duration_ms="1234" attempts="1" error="timeout after 5 min"/>',
+    )
+    expect(output).toContain(
+      '<reviewer_result name="documentation" status="done" model="fake/documentation" duration_ms="1234" attempts="1">\n<findings/>\n</reviewer_result>',
+    )
     const results = readBack(output)
     expect(results.map((result) => result.attributes.name)).toEqual(["security", "performance", "documentation"])
     expect(results[0]!.findings).toEqual({ ok: true, findings: [finding("critical", "SQL built from request input")] })
@@ -74,11 +78,17 @@ describe("renderResults", () => {
     expect(output).not.toContain("\u0007")
     expect(output).toContain("<note>not in the plan, ignored: &lt;x&gt;</note>")
     const results = readBack(output)
-    expect(results[1]!.findings).toEqual({ ok: true, findings: [finding("warning", "a < b && c > d", "Use `x & y` </body> here")] })
+    expect(results[1]!.findings).toEqual({
+      ok: true,
+      findings: [finding("warning", "a < b && c > d", "Use `x & y` </body> here")],
+    })
   })
 
   test("lists the models tried when a reviewer failed back", () => {
-    const { output } = renderResults([outcome("security", { model: "fake/b", modelsTried: ["fake/a", "fake/b"], attempts: 2 })], { plan: null })
+    const { output } = renderResults(
+      [outcome("security", { model: "fake/b", modelsTried: ["fake/a", "fake/b"], attempts: 2 })],
+      { plan: null },
+    )
     expect(output).toContain('attempts="2" models_tried="fake/a fake/b"')
   })
 
@@ -93,18 +103,26 @@ describe("renderResults", () => {
     const { output, cut } = renderResults(outcomes, { plan: "/w/plan.json", maxBytes: 40_000 })
     expect(Buffer.byteLength(output)).toBeLessThanOrEqual(40_000)
     expect(cut).toBeGreaterThan(0)
-    const titles = readBack(output).flatMap((result) => (result.findings?.ok ? result.findings.findings.map((f) => f.title) : []))
+    const titles = readBack(output).flatMap((result) =>
+      result.findings?.ok ? result.findings.findings.map((f) => f.title) : [],
+    )
     expect(titles.length).toBe(85 - cut)
     for (let index = 0; index < 5; index += 1) expect(titles).toContain(`s-crit ${index}`)
     for (let index = 0; index < 20; index += 1) expect(titles).toContain(`p-warn ${index}`)
     // Suggestions fill what is left, in reviewer order.
     expect(titles.filter((title) => title.startsWith("p-sug"))).toHaveLength(Math.max(0, titles.length - 25 - 30))
     expect(output).toContain(`<note>${cut} less severe findings were left out to fit the tool output limit`)
-    expect(output).toContain('<reviewer_result name="security" status="done" model="fake/security" duration_ms="1234" attempts="1" findings="35" shown="')
+    expect(output).toContain(
+      '<reviewer_result name="security" status="done" model="fake/security" duration_ms="1234" attempts="1" findings="35" shown="',
+    )
   })
 
   test("stays under the line limit too", () => {
-    const outcomes = [outcome("security", { findings: Array.from({ length: 600 }, (_, index) => finding("suggestion", `t${index}`, "b")) })]
+    const outcomes = [
+      outcome("security", {
+        findings: Array.from({ length: 600 }, (_, index) => finding("suggestion", `t${index}`, "b")),
+      }),
+    ]
     const { output, cut } = renderResults(outcomes, { plan: null, maxLines: 1_500 })
     expect(output.split("\n").length).toBeLessThanOrEqual(1_500)
     expect(cut).toBeGreaterThan(0)
@@ -112,7 +130,9 @@ describe("renderResults", () => {
 
   test("stays under OpenCode's limits by default with seven reviewers' worth of long findings", () => {
     const outcomes = Array.from({ length: 7 }, (_, reviewer) =>
-      outcome(`r${reviewer}`, { findings: Array.from({ length: 40 }, (_, index) => finding("warning", `t${index}`, "y".repeat(400))) }),
+      outcome(`r${reviewer}`, {
+        findings: Array.from({ length: 40 }, (_, index) => finding("warning", `t${index}`, "y".repeat(400))),
+      }),
     )
     const { output } = renderResults(outcomes, { plan: null })
     expect(Buffer.byteLength(output)).toBeLessThan(51_200)

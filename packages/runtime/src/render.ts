@@ -34,7 +34,9 @@ export function renderResults(outcomes: readonly ReviewerOutcome[], options: Ren
   const maxLines = options.maxLines ?? outputLimits.maxLines
   const ranked = outcomes
     .flatMap((outcome, reviewer) => outcome.findings.map((finding, index) => ({ finding, reviewer, index })))
-    .sort((a, b) => compareSeverity(a.finding.severity, b.finding.severity) || a.reviewer - b.reviewer || a.index - b.index)
+    .sort(
+      (a, b) => compareSeverity(a.finding.severity, b.finding.severity) || a.reviewer - b.reviewer || a.index - b.index,
+    )
   const fits = (text: string) => Buffer.byteLength(text, "utf8") <= maxBytes && text.split("\n").length <= maxLines
   const build = (keep: number) => {
     const kept = new Set(ranked.slice(0, keep).map(({ finding }) => finding))
@@ -53,11 +55,14 @@ export function renderResults(outcomes: readonly ReviewerOutcome[], options: Ren
   return { output: build(low), cut: ranked.length - low }
 }
 
-function document(outcomes: readonly ReviewerOutcome[], options: RenderOptions, kept: ReadonlySet<Finding>, cut: number): string {
+function document(
+  outcomes: readonly ReviewerOutcome[],
+  options: RenderOptions,
+  kept: ReadonlySet<Finding>,
+  cut: number,
+): string {
   const failed = outcomes.filter((outcome) => outcome.status === "failed").length
-  const lines = [
-    `<reviewer_results${attributes({ plan: options.plan, reviewers: outcomes.length, failed })}>`,
-  ]
+  const lines = [`<reviewer_results${attributes({ plan: options.plan, reviewers: outcomes.length, failed })}>`]
   for (const outcome of outcomes) {
     const shown = outcome.findings.filter((finding) => kept.has(finding))
     const attrs = attributes({

@@ -22,8 +22,20 @@ afterEach(async () => {
 const plan = (limits: Record<string, number> = {}) => ({
   tier: "full",
   agents: [
-    { name: "review_coordinator", role: "coordinator", models: ["fake/coordinator"], timeoutMinutes: null, reason: "top" },
-    { name: "security", role: "reviewer", models: ["fake/security", "fake/security-2"], timeoutMinutes: 5, reason: "full tier" },
+    {
+      name: "review_coordinator",
+      role: "coordinator",
+      models: ["fake/coordinator"],
+      timeoutMinutes: null,
+      reason: "top",
+    },
+    {
+      name: "security",
+      role: "reviewer",
+      models: ["fake/security", "fake/security-2"],
+      timeoutMinutes: 5,
+      reason: "full tier",
+    },
     { name: "code-quality", role: "reviewer", models: ["fake/code-quality"], timeoutMinutes: 10, reason: "full tier" },
   ],
   limits: { ...defaults.limits, ...limits },
@@ -32,7 +44,9 @@ const plan = (limits: Record<string, number> = {}) => ({
 })
 
 const logs: unknown[] = []
-const input = { client: { app: { log: async (entry: unknown) => (logs.push(entry), { data: true }) } } } as unknown as PluginInput
+const input = {
+  client: { app: { log: async (entry: unknown) => (logs.push(entry), { data: true }) } },
+} as unknown as PluginInput
 
 function context(abort = new AbortController().signal) {
   const titles: string[] = []
@@ -53,17 +67,29 @@ function context(abort = new AbortController().signal) {
 
 function hooksWith(behave: (prompt: FakePrompt) => FakeBehaviour) {
   const driver = createFakeDriver(systemClock, behave)
-  const hooks = createRuntimeHooks(input, { workDir, driver, clock: systemClock, breakers: createBreakers({ failures: 3, cooldownMs: 120_000, now: Date.now }) })
+  const hooks = createRuntimeHooks(input, {
+    workDir,
+    driver,
+    clock: systemClock,
+    breakers: createBreakers({ failures: 3, cooldownMs: 120_000, now: Date.now }),
+  })
   driver.connect((event) => void hooks.event!({ event: event as never }))
   return { hooks, driver }
 }
 
-const findings = (title: string) => `<findings><finding severity="warning" file="src/a.ts" line="2" category="security"><title>${title}</title><body>b</body></finding></findings>`
+const findings = (title: string) =>
+  `<findings><finding severity="warning" file="src/a.ts" line="2" category="security"><title>${title}</title><body>b</body></finding></findings>`
 
 describe("spawn_reviewers tool", () => {
   test("runs the planned reviewers and returns the XML output with full metadata", async () => {
     await writeFile(join(workDir, "plan.json"), JSON.stringify(plan()))
-    const { hooks, driver } = hooksWith((prompt) => ({ kind: "answer", text: findings(`${prompt.agent} says`), afterMs: 5, tokens: { input: 10, output: 2 }, cost: 0.01 }))
+    const { hooks, driver } = hooksWith((prompt) => ({
+      kind: "answer",
+      text: findings(`${prompt.agent} says`),
+      afterMs: 5,
+      tokens: { input: 10, output: 2 },
+      cost: 0.01,
+    }))
     const call = context()
     const result = await hooks.tool!.spawn_reviewers!.execute({}, call.value as never)
     if (typeof result === "string") throw new Error("expected a result object")
@@ -72,14 +98,23 @@ describe("spawn_reviewers tool", () => {
     expect(result.output).toContain('<reviewer_result name="security" status="done" model="fake/security"')
     const metadata = result.metadata as SpawnMetadata
     expect(metadata.error).toBeNull()
-    expect(metadata.reviewers.map((reviewer) => [reviewer.name, reviewer.status, reviewer.findings[0]?.title])).toEqual([
-      ["security", "done", "security says"],
-      ["code-quality", "done", "code-quality says"],
-    ])
-    expect(metadata.reviewers[0]).toMatchObject({ tokens: { input: 10, output: 2 }, costUsd: 0.01, modelsTried: ["fake/security"], attempts: 1 })
+    expect(metadata.reviewers.map((reviewer) => [reviewer.name, reviewer.status, reviewer.findings[0]?.title])).toEqual(
+      [
+        ["security", "done", "security says"],
+        ["code-quality", "done", "code-quality says"],
+      ],
+    )
+    expect(metadata.reviewers[0]).toMatchObject({
+      tokens: { input: 10, output: 2 },
+      costUsd: 0.01,
+      modelsTried: ["fake/security"],
+      attempts: 1,
+    })
     expect(JSON.parse(JSON.stringify(metadata))).toEqual(metadata)
     expect(driver.created.map((session) => session.parentID)).toEqual(["ses_parent", "ses_parent"])
-    expect(driver.prompts[0]!.text).toBe(briefReviewer({ workDir: "/planned/work", contextFile: "/planned/work/shared-mr-context.txt", focus: [] }))
+    expect(driver.prompts[0]!.text).toBe(
+      briefReviewer({ workDir: "/planned/work", contextFile: "/planned/work/shared-mr-context.txt", focus: [] }),
+    )
     expect(call.titles.at(-1)).toBe("2/2 reviewers finished")
   })
 
@@ -87,7 +122,11 @@ describe("spawn_reviewers tool", () => {
     await writeFile(join(workDir, "plan.json"), JSON.stringify(plan()))
     const { hooks, driver } = hooksWith(() => ({ kind: "answer", text: "<findings/>", afterMs: 1 }))
     const result = await hooks.tool!.spawn_reviewers!.execute(
-      { reviewers: ["security", "nonsense"], focus: "the retry loop in src/pay.ts", notes: [{ reviewer: "security", focus: "token handling </findings>" }] },
+      {
+        reviewers: ["security", "nonsense"],
+        focus: "the retry loop in src/pay.ts",
+        notes: [{ reviewer: "security", focus: "token handling </findings>" }],
+      },
       context().value as never,
     )
     if (typeof result === "string") throw new Error("expected a result object")
@@ -106,7 +145,10 @@ describe("spawn_reviewers tool", () => {
   })
 
   test("registers and explains itself when the work dir is not set", async () => {
-    const hooks = createRuntimeHooks(input, { workDir: null, driver: createFakeDriver(systemClock, () => ({ kind: "hang" })) })
+    const hooks = createRuntimeHooks(input, {
+      workDir: null,
+      driver: createFakeDriver(systemClock, () => ({ kind: "hang" })),
+    })
     const result = await hooks.tool!.spawn_reviewers!.execute({}, context().value as never)
     if (typeof result === "string") throw new Error("expected a result object")
     expect(result.title).toBe("spawn_reviewers could not run")
@@ -115,12 +157,20 @@ describe("spawn_reviewers tool", () => {
   })
 
   test("reports a missing or invalid plan.json as its output", async () => {
-    const hooks = createRuntimeHooks(input, { workDir, driver: createFakeDriver(systemClock, () => ({ kind: "hang" })) })
+    const hooks = createRuntimeHooks(input, {
+      workDir,
+      driver: createFakeDriver(systemClock, () => ({ kind: "hang" })),
+    })
     const missing = await hooks.tool!.spawn_reviewers!.execute({}, context().value as never)
     expect(typeof missing !== "string" && missing.output).toMatch(/<error>cannot read .*plan\.json: ENOENT<\/error>/)
-    await writeFile(join(workDir, "plan.json"), JSON.stringify({ agents: [{ name: "x", role: "reviewer", models: ["no-slash"] }] }))
+    await writeFile(
+      join(workDir, "plan.json"),
+      JSON.stringify({ agents: [{ name: "x", role: "reviewer", models: ["no-slash"] }] }),
+    )
     const invalid = await hooks.tool!.spawn_reviewers!.execute({}, context().value as never)
-    expect(typeof invalid !== "string" && invalid.output).toContain("is invalid: agents.0.models.0: must be &lt;provider&gt;/&lt;model&gt;")
+    expect(typeof invalid !== "string" && invalid.output).toContain(
+      "is invalid: agents.0.models.0: must be &lt;provider&gt;/&lt;model&gt;",
+    )
   })
 
   test("writes a sentinel when it loads, naming the plan it read", async () => {
@@ -130,7 +180,12 @@ describe("spawn_reviewers tool", () => {
     for (let i = 0; i < 100; i += 1) {
       const text = await readFile(sentinel, "utf8").catch(() => null)
       if (text) {
-        expect(JSON.parse(text)).toMatchObject({ loaded: true, plan: join(workDir, "plan.json"), error: null, reviewers: ["security", "code-quality"] })
+        expect(JSON.parse(text)).toMatchObject({
+          loaded: true,
+          plan: join(workDir, "plan.json"),
+          error: null,
+          reviewers: ["security", "code-quality"],
+        })
         return
       }
       await new Promise((resolve) => setTimeout(resolve, 10))

@@ -92,8 +92,13 @@ export function createRuntimeHooks(input: PluginInput, options: RuntimeOptions):
           reviewers: s
             .array(s.string())
             .optional()
-            .describe("Only these planned reviewers (default: every reviewer the plan chose). Unknown names are ignored."),
-          focus: s.string().optional().describe("A short focus note for every reviewer, in your own words (never MR text)."),
+            .describe(
+              "Only these planned reviewers (default: every reviewer the plan chose). Unknown names are ignored.",
+            ),
+          focus: s
+            .string()
+            .optional()
+            .describe("A short focus note for every reviewer, in your own words (never MR text)."),
           notes: s
             .array(s.object({ reviewer: s.string(), focus: s.string() }))
             .optional()
@@ -104,8 +109,18 @@ export function createRuntimeHooks(input: PluginInput, options: RuntimeOptions):
           const read = await readPlanFile(options.workDir)
           if (!read.ok) {
             log("error", "spawn_reviewers cannot run", { error: read.error, plan: read.file })
-            const metadata = SpawnMetadata.parse({ plan: read.file, error: read.error, reviewers: [], cut: 0, durationMs: 0 })
-            return { title: "spawn_reviewers could not run", output: renderFailure(read.error, read.file), metadata: { ...metadata } }
+            const metadata = SpawnMetadata.parse({
+              plan: read.file,
+              error: read.error,
+              reviewers: [],
+              cut: 0,
+              durationMs: 0,
+            })
+            return {
+              title: "spawn_reviewers could not run",
+              output: renderFailure(read.error, read.file),
+              metadata: { ...metadata },
+            }
           }
           const { plan } = read
           const limits = limitsInMs(plan.limits)
@@ -131,7 +146,14 @@ export function createRuntimeHooks(input: PluginInput, options: RuntimeOptions):
               progress({ event: "reviewer-start", name, model, attempt })
             },
             onOutcome(outcome, finished, total) {
-              progress({ event: "reviewer-end", name: outcome.name, status: outcome.status, error: outcome.error, model: outcome.model, findings: outcome.findings.length })
+              progress({
+                event: "reviewer-end",
+                name: outcome.name,
+                status: outcome.status,
+                error: outcome.error,
+                model: outcome.model,
+                findings: outcome.findings.length,
+              })
               log(outcome.status === "done" ? "info" : "warn", "reviewer-end", {
                 name: outcome.name,
                 status: outcome.status,
@@ -167,14 +189,19 @@ export function createRuntimeHooks(input: PluginInput, options: RuntimeOptions):
  * The tasks for one call: the planned reviewers (narrowed by `args.reviewers` when that names any
  * planned one), each with its chain, timeout and briefing; plus notes for the coordinator.
  */
-export function planTasks(plan: RuntimePlan, args: SpawnArgs, workDir: string): { tasks: ReviewerTask[]; notes: string[] } {
+export function planTasks(
+  plan: RuntimePlan,
+  args: SpawnArgs,
+  workDir: string,
+): { tasks: ReviewerTask[]; notes: string[] } {
   const planned = plan.agents.filter((agent) => agent.role === "reviewer")
   const notes: string[] = []
   const wanted = (args.reviewers ?? []).map((name) => name.trim()).filter((name) => name !== "")
   const unknown = wanted.filter((name) => !planned.some((agent) => agent.name === name))
   if (unknown.length > 0) notes.push(`not in the plan, ignored: ${unknown.join(", ")}`)
   const narrowed = planned.filter((agent) => wanted.includes(agent.name))
-  if (wanted.length > 0 && narrowed.length === 0) notes.push("no planned reviewer was named, so every planned reviewer ran")
+  if (wanted.length > 0 && narrowed.length === 0)
+    notes.push("no planned reviewer was named, so every planned reviewer ran")
   const chosen = narrowed.length > 0 ? narrowed : planned
   const base = plan.workDir ?? workDir
   const contextFile = plan.contextFile ?? join(base, "shared-mr-context.txt")

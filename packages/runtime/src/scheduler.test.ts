@@ -76,7 +76,13 @@ describe("runReviewers", () => {
     const names = ["security", "code-quality", "performance", "compliance", "documentation", "release", "agents-md"]
     const { driver, finish } = start({
       tasks: names.map((name) => task(name)),
-      behave: (prompt) => ({ kind: "answer", text: block(`${prompt.agent} finding`), afterMs: 1_000, tokens: { input: 100, output: 20, cacheRead: 50 }, cost: 0.001 }),
+      behave: (prompt) => ({
+        kind: "answer",
+        text: block(`${prompt.agent} finding`),
+        afterMs: 1_000,
+        tokens: { input: 100, output: 20, cacheRead: 50 },
+        cost: 0.001,
+      }),
     })
     const { outcomes, elapsed } = await finish()
     expect(outcomes.map((outcome) => [outcome.name, outcome.status])).toEqual(names.map((name) => [name, "done"]))
@@ -84,7 +90,9 @@ describe("runReviewers", () => {
     expect(elapsed).toBe(1_000)
     expect(driver.created.every((session) => session.parentID === "ses_parent")).toBe(true)
     expect(driver.created.map((session) => session.title)).toEqual(names.map((name) => `${name} review`))
-    expect(driver.prompts.map((prompt) => [prompt.agent, prompt.model])).toEqual(names.map((name) => [name, `fake/${name}`]))
+    expect(driver.prompts.map((prompt) => [prompt.agent, prompt.model])).toEqual(
+      names.map((name) => [name, `fake/${name}`]),
+    )
     const security = byName(outcomes, "security")
     expect(security).toMatchObject({
       error: null,
@@ -97,7 +105,14 @@ describe("runReviewers", () => {
       costUsd: 0.001,
     })
     expect(security.findings).toEqual([
-      { severity: "warning", file: "src/app.ts", line: 3, category: "security", title: "security finding", body: "Why." },
+      {
+        severity: "warning",
+        file: "src/app.ts",
+        line: 3,
+        category: "security",
+        title: "security finding",
+        body: "Why.",
+      },
     ])
     expect(security.sessionIDs).toHaveLength(1)
   })
@@ -119,11 +134,19 @@ describe("runReviewers", () => {
       tasks: [task("security", ["fake/primary", "fake/secondary"])],
       behave: (prompt) =>
         prompt.model === "fake/primary"
-          ? { kind: "error", error: { name: "APIError", data: { message: "Service unavailable", statusCode: 503, isRetryable: true } } }
+          ? {
+              kind: "error",
+              error: { name: "APIError", data: { message: "Service unavailable", statusCode: 503, isRetryable: true } },
+            }
           : { kind: "answer", text: block("found on the secondary") },
     })
     const { outcomes } = await finish()
-    expect(outcomes[0]).toMatchObject({ status: "done", model: "fake/secondary", modelsTried: ["fake/primary", "fake/secondary"], attempts: 2 })
+    expect(outcomes[0]).toMatchObject({
+      status: "done",
+      model: "fake/secondary",
+      modelsTried: ["fake/primary", "fake/secondary"],
+      attempts: 2,
+    })
     expect(outcomes[0]!.sessionIDs).toHaveLength(2)
     expect(driver.prompts.map((prompt) => prompt.model)).toEqual(["fake/primary", "fake/secondary"])
     expect(breakers.state("fake/secondary")).toBe("closed")
@@ -132,36 +155,63 @@ describe("runReviewers", () => {
   test("does not fail back on an auth error: one request, then failed", async () => {
     const { driver, finish } = start({
       tasks: [task("security", ["fake/primary", "fake/secondary"])],
-      behave: () => ({ kind: "error", error: { name: "APIError", data: { message: "Incorrect API key", statusCode: 401, isRetryable: false } } }),
+      behave: () => ({
+        kind: "error",
+        error: { name: "APIError", data: { message: "Incorrect API key", statusCode: 401, isRetryable: false } },
+      }),
     })
     const { outcomes } = await finish()
-    expect(outcomes[0]).toMatchObject({ status: "failed", error: "APIError 401: Incorrect API key", attempts: 1, modelsTried: ["fake/primary"] })
+    expect(outcomes[0]).toMatchObject({
+      status: "failed",
+      error: "APIError 401: Incorrect API key",
+      attempts: 1,
+      modelsTried: ["fake/primary"],
+    })
     expect(driver.prompts).toHaveLength(1)
   })
 
   test("fails with every error of the chain when the last model fails too", async () => {
     const { finish } = start({
       tasks: [task("security", ["fake/one", "fake/two"])],
-      behave: (prompt) => ({ kind: "error", error: { name: "APIError", data: { message: `down ${prompt.model}`, statusCode: 529, isRetryable: true } } }),
+      behave: (prompt) => ({
+        kind: "error",
+        error: { name: "APIError", data: { message: `down ${prompt.model}`, statusCode: 529, isRetryable: true } },
+      }),
     })
     const { outcomes } = await finish()
     expect(outcomes[0]!.status).toBe("failed")
-    expect(outcomes[0]!.error).toBe("fake/two: APIError 529: down fake/two; no model left to fail back to (after fake/one: APIError 529: down fake/one)")
+    expect(outcomes[0]!.error).toBe(
+      "fake/two: APIError 529: down fake/two; no model left to fail back to (after fake/one: APIError 529: down fake/one)",
+    )
   })
 
   test("names every model of a longer chain and its error, oldest first, whether the last one is retryable or not", async () => {
-    const down = (model: string): FakeBehaviour => ({ kind: "error", error: { name: "APIError", data: { message: `down ${model}`, statusCode: 429, isRetryable: true } } })
-    const exhausted = start({ tasks: [task("security", ["fake/one", "fake/two", "fake/three"])], behave: (prompt) => down(prompt.model) })
+    const down = (model: string): FakeBehaviour => ({
+      kind: "error",
+      error: { name: "APIError", data: { message: `down ${model}`, statusCode: 429, isRetryable: true } },
+    })
+    const exhausted = start({
+      tasks: [task("security", ["fake/one", "fake/two", "fake/three"])],
+      behave: (prompt) => down(prompt.model),
+    })
     const { outcomes } = await exhausted.finish()
     expect(outcomes[0]!.error).toBe(
       "fake/three: APIError 429: down fake/three; no model left to fail back to (after fake/one: APIError 429: down fake/one; fake/two: APIError 429: down fake/two)",
     )
     const fatal = start({
       tasks: [task("security", ["fake/one", "fake/two", "fake/three"])],
-      behave: (prompt) => (prompt.model === "fake/three" ? { kind: "error", error: { name: "APIError", data: { message: "bad key", statusCode: 401, isRetryable: false } } } : down(prompt.model)),
+      behave: (prompt) =>
+        prompt.model === "fake/three"
+          ? {
+              kind: "error",
+              error: { name: "APIError", data: { message: "bad key", statusCode: 401, isRetryable: false } },
+            }
+          : down(prompt.model),
     })
     const { outcomes: fatalOutcomes } = await fatal.finish()
-    expect(fatalOutcomes[0]!.error).toBe("fake/three: APIError 401: bad key (after fake/one: APIError 429: down fake/one; fake/two: APIError 429: down fake/two)")
+    expect(fatalOutcomes[0]!.error).toBe(
+      "fake/three: APIError 401: bad key (after fake/one: APIError 429: down fake/one; fake/two: APIError 429: down fake/two)",
+    )
   })
 
   test("names the model of the last error after a failback", async () => {
@@ -169,8 +219,14 @@ describe("runReviewers", () => {
       tasks: [task("security", ["fake/primary", "fake/secondary"])],
       behave: (prompt) =>
         prompt.model === "fake/primary"
-          ? { kind: "error", error: { name: "APIError", data: { message: "down", statusCode: 503, isRetryable: true } } }
-          : { kind: "error", error: { name: "APIError", data: { message: "bad key", statusCode: 401, isRetryable: false } } },
+          ? {
+              kind: "error",
+              error: { name: "APIError", data: { message: "down", statusCode: 503, isRetryable: true } },
+            }
+          : {
+              kind: "error",
+              error: { name: "APIError", data: { message: "bad key", statusCode: 401, isRetryable: false } },
+            },
     })
     const { outcomes } = await finish()
     expect(outcomes[0]!.error).toBe("fake/secondary: APIError 401: bad key (after fake/primary: APIError 503: down)")
@@ -180,10 +236,14 @@ describe("runReviewers", () => {
     const { driver, finish } = start({
       tasks: [task("security"), task("performance", ["fake/hang"]), task("documentation")],
       limits: { idleMs: 2_000 },
-      behave: (prompt) => (prompt.model === "fake/hang" ? { kind: "hang" } : { kind: "answer", text: block(prompt.agent), afterMs: 500 }),
+      behave: (prompt) =>
+        prompt.model === "fake/hang" ? { kind: "hang" } : { kind: "answer", text: block(prompt.agent), afterMs: 500 },
     })
     const { outcomes, elapsed } = await finish()
-    expect(byName(outcomes, "performance")).toMatchObject({ status: "failed", error: "fake/hang: no output for 2 s; no model left to fail back to" })
+    expect(byName(outcomes, "performance")).toMatchObject({
+      status: "failed",
+      error: "fake/hang: no output for 2 s; no model left to fail back to",
+    })
     expect(byName(outcomes, "security").findings).toHaveLength(1)
     expect(byName(outcomes, "documentation").findings).toHaveLength(1)
     expect(driver.aborted).toEqual([byName(outcomes, "performance").sessionIDs[0]])
@@ -206,8 +266,17 @@ describe("runReviewers", () => {
       behave: () => ({ kind: "chatter", everyMs: 10_000 }),
     })
     const { outcomes } = await finish()
-    expect(byName(outcomes, "security")).toMatchObject({ status: "failed", error: "timeout after 5 min", durationMs: 5 * minute })
-    expect(byName(outcomes, "code-quality")).toMatchObject({ status: "failed", error: "timeout after 10 min", durationMs: 10 * minute, attempts: 1 })
+    expect(byName(outcomes, "security")).toMatchObject({
+      status: "failed",
+      error: "timeout after 5 min",
+      durationMs: 5 * minute,
+    })
+    expect(byName(outcomes, "code-quality")).toMatchObject({
+      status: "failed",
+      error: "timeout after 10 min",
+      durationMs: 10 * minute,
+      attempts: 1,
+    })
     expect(driver.aborted).toHaveLength(2)
   })
 
@@ -221,7 +290,12 @@ describe("runReviewers", () => {
     expect(elapsed).toBe(3 * minute)
     expect(byName(outcomes, "a").error).toBe("overall budget of 3 min spent")
     expect(byName(outcomes, "b").error).toBe("overall budget of 3 min spent")
-    expect(byName(outcomes, "c")).toMatchObject({ status: "failed", error: "not started: the overall budget of 3 min was spent", attempts: 0, model: null })
+    expect(byName(outcomes, "c")).toMatchObject({
+      status: "failed",
+      error: "not started: the overall budget of 3 min was spent",
+      attempts: 0,
+      model: null,
+    })
     expect(driver.aborted).toHaveLength(2)
     expect(driver.created).toHaveLength(2)
   })
@@ -232,12 +306,18 @@ describe("runReviewers", () => {
       limits: { overallMs: 5 * minute, retryBudgetMs: 2 * minute, idleMs: 10 * minute },
       behave: (prompt) =>
         prompt.model === "fake/slow-fail"
-          ? { kind: "error", afterMs: 3.5 * minute, error: { name: "APIError", data: { message: "overloaded", statusCode: 503, isRetryable: true } } }
+          ? {
+              kind: "error",
+              afterMs: 3.5 * minute,
+              error: { name: "APIError", data: { message: "overloaded", statusCode: 503, isRetryable: true } },
+            }
           : { kind: "answer", text: "<findings/>" },
     })
     const { outcomes } = await finish()
     expect(outcomes[0]!.status).toBe("failed")
-    expect(outcomes[0]!.error).toBe("fake/slow-fail: APIError 503: overloaded; no retry: 90 s of the overall budget left, 2 min needed (would fail back to fake/ok)")
+    expect(outcomes[0]!.error).toBe(
+      "fake/slow-fail: APIError 503: overloaded; no retry: 90 s of the overall budget left, 2 min needed (would fail back to fake/ok)",
+    )
     expect(driver.prompts).toHaveLength(1)
   })
 
@@ -245,7 +325,9 @@ describe("runReviewers", () => {
     const { driver, finish } = start({
       tasks: [task("security", ["fake/limited", "fake/ok"])],
       behave: (prompt) =>
-        prompt.model === "fake/limited" ? { kind: "retry", nextInMs: 3_600_000, message: "Rate limit exceeded" } : { kind: "answer", text: "<findings/>", afterMs: 1_000 },
+        prompt.model === "fake/limited"
+          ? { kind: "retry", nextInMs: 3_600_000, message: "Rate limit exceeded" }
+          : { kind: "answer", text: "<findings/>", afterMs: 1_000 },
     })
     const { outcomes, elapsed } = await finish()
     expect(outcomes[0]).toMatchObject({ status: "done", model: "fake/ok", attempts: 2 })
@@ -256,7 +338,10 @@ describe("runReviewers", () => {
   test("asks once more with the parse error after malformed findings, and takes the corrected answer", async () => {
     const { driver, finish } = start({
       tasks: [task("security")],
-      behave: (prompt) => ({ kind: "answer", text: prompt.turn === 0 ? "<findings><finding severity=\"bad\"" : block("corrected") }),
+      behave: (prompt) => ({
+        kind: "answer",
+        text: prompt.turn === 0 ? '<findings><finding severity="bad"' : block("corrected"),
+      }),
     })
     const { outcomes } = await finish()
     expect(outcomes[0]).toMatchObject({ status: "done", attempts: 1, followUps: 1 })
@@ -283,7 +368,9 @@ describe("runReviewers", () => {
     const { driver, finish } = start({
       tasks: [task("security")],
       behave: (prompt) =>
-        prompt.turn === 0 ? { kind: "answer", text: "<findings><finding severity=\"warning\" file=\"a\"", finish: "length" } : { kind: "answer", text: block("short") },
+        prompt.turn === 0
+          ? { kind: "answer", text: '<findings><finding severity="warning" file="a"', finish: "length" }
+          : { kind: "answer", text: block("short") },
     })
     const { outcomes } = await finish()
     expect(outcomes[0]).toMatchObject({ status: "done", followUps: 1 })
@@ -296,10 +383,19 @@ describe("runReviewers", () => {
       behave: (prompt) =>
         prompt.model === "fake/down"
           ? { kind: "error", error: { name: "APIError", data: { message: "x", statusCode: 503, isRetryable: true } } }
-          : { kind: "answer", text: prompt.turn === 0 ? "garbage" : "<findings/>", tokens: { input: 10, output: 5, cacheWrite: 2 }, cost: 0.25 },
+          : {
+              kind: "answer",
+              text: prompt.turn === 0 ? "garbage" : "<findings/>",
+              tokens: { input: 10, output: 5, cacheWrite: 2 },
+              cost: 0.25,
+            },
     })
     const { outcomes } = await finish()
-    expect(outcomes[0]).toMatchObject({ status: "done", costUsd: 0.5, tokens: { input: 20, output: 10, reasoning: 0, cacheRead: 0, cacheWrite: 4 } })
+    expect(outcomes[0]).toMatchObject({
+      status: "done",
+      costUsd: 0.5,
+      tokens: { input: 20, output: 10, reasoning: 0, cacheRead: 0, cacheWrite: 4 },
+    })
   })
 
   test("skips a model whose breaker is open and probes it again after the cooldown", async () => {
@@ -318,7 +414,10 @@ describe("runReviewers", () => {
     const second = start({
       clock,
       breakers,
-      tasks: [task("security", ["fake/primary", "fake/secondary"]), task("performance", ["fake/primary", "fake/secondary"])],
+      tasks: [
+        task("security", ["fake/primary", "fake/secondary"]),
+        task("performance", ["fake/primary", "fake/secondary"]),
+      ],
       behave: () => ({ kind: "answer", text: "<findings/>" }),
     })
     const again = await second.finish()
@@ -332,9 +431,18 @@ describe("runReviewers", () => {
     const breakers = createBreakers({ failures: 1, cooldownMs: 2 * minute, now: () => clock.now() })
     breakers.fail("fake/one")
     breakers.fail("fake/two")
-    const { driver, finish } = start({ clock, breakers, tasks: [task("security", ["fake/one", "fake/two"])], behave: () => ({ kind: "hang" }) })
+    const { driver, finish } = start({
+      clock,
+      breakers,
+      tasks: [task("security", ["fake/one", "fake/two"])],
+      behave: () => ({ kind: "hang" }),
+    })
     const { outcomes } = await finish()
-    expect(outcomes[0]).toMatchObject({ status: "failed", error: "no model available: circuit open for fake/one, fake/two", attempts: 0 })
+    expect(outcomes[0]).toMatchObject({
+      status: "failed",
+      error: "no model available: circuit open for fake/one, fake/two",
+      attempts: 0,
+    })
     expect(driver.created).toHaveLength(0)
   })
 
@@ -344,7 +452,10 @@ describe("runReviewers", () => {
       limits: { concurrency: 3 },
       behave: (prompt) =>
         prompt.model === "fake/flaky"
-          ? { kind: "error", error: { name: "APIError", data: { message: "overloaded", statusCode: 503, isRetryable: true } } }
+          ? {
+              kind: "error",
+              error: { name: "APIError", data: { message: "overloaded", statusCode: 503, isRetryable: true } },
+            }
           : { kind: "answer", text: "<findings/>" },
     })
     const { outcomes } = await finish()

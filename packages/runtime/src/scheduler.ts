@@ -132,7 +132,8 @@ async function runReviewer(task: ReviewerTask, context: Context): Promise<Review
   }
 
   if (context.signal?.aborted) return end("failed", "not started: the coordinator's session was aborted")
-  if (clock.now() >= budgetAt) return end("failed", `not started: the overall budget of ${minutes(limits.overallMs)} was spent`)
+  if (clock.now() >= budgetAt)
+    return end("failed", `not started: the overall budget of ${minutes(limits.overallMs)} was spent`)
 
   const excluded = new Set<string>()
   // "model: error" of every retryable failure so far, oldest first: a reviewer that finally fails
@@ -161,7 +162,11 @@ async function runReviewer(task: ReviewerTask, context: Context): Promise<Review
     progress.modelsTried.push(model)
     context.onAttempt?.(task.name, model, progress.attempts)
     const result = await runAttempt(task, model, context, progress).catch(
-      (cause: unknown): AttemptResult => ({ kind: "fatal", error: cause instanceof Error ? cause.message : String(cause), answered: false }),
+      (cause: unknown): AttemptResult => ({
+        kind: "fatal",
+        error: cause instanceof Error ? cause.message : String(cause),
+        answered: false,
+      }),
     )
     if (result.kind === "done") {
       breakers.succeed(model)
@@ -171,17 +176,26 @@ async function runReviewer(task: ReviewerTask, context: Context): Promise<Review
       if (result.answered) breakers.succeed(model)
       else breakers.release(model)
       // After a failback, say which model this last error came from, and what the earlier ones did.
-      return end("failed", failures.length > 0 ? `${model}: ${result.error} (after ${failures.join("; ")})` : result.error)
+      return end(
+        "failed",
+        failures.length > 0 ? `${model}: ${result.error} (after ${failures.join("; ")})` : result.error,
+      )
     }
     breakers.fail(model)
     failures.push(`${model}: ${result.error}`)
-    if (context.signal?.aborted) return end("failed", `${lastError()}; the coordinator's session was aborted${earlier()}`)
+    if (context.signal?.aborted)
+      return end("failed", `${lastError()}; the coordinator's session was aborted${earlier()}`)
   }
 }
 
 // One model attempt: a fresh child session, the briefing, then at most one follow-up for an answer
 // cut off at the output limit and one for a findings block that does not parse.
-async function runAttempt(task: ReviewerTask, model: string, context: Context, progress: Progress): Promise<AttemptResult> {
+async function runAttempt(
+  task: ReviewerTask,
+  model: string,
+  context: Context,
+  progress: Progress,
+): Promise<AttemptResult> {
   const { clock, driver, limits } = context
   const deadlineAt = Math.min(clock.now() + task.timeoutMs, context.budgetAt)
   const sessionID = await driver.create({ parentID: context.parentID, title: `${task.name} review` })
@@ -224,11 +238,22 @@ interface TurnInput {
   deadlineAt: number
 }
 
-async function runTurn(input: TurnInput, context: Context, progress: Progress): Promise<{ end: TurnEnd; replies: AssistantReply[] }> {
+async function runTurn(
+  input: TurnInput,
+  context: Context,
+  progress: Progress,
+): Promise<{ end: TurnEnd; replies: AssistantReply[] }> {
   const { driver, monitor, limits } = context
   const { sessionID } = input
-  if (context.signal?.aborted) return { end: { kind: "stopped", reason: "aborted", retry: null, error: null }, replies: [] }
-  const watch = monitor.watch({ sessionID, idleMs: limits.idleMs, deadlineAt: input.deadlineAt, budgetAt: context.budgetAt, known: input.known })
+  if (context.signal?.aborted)
+    return { end: { kind: "stopped", reason: "aborted", retry: null, error: null }, replies: [] }
+  const watch = monitor.watch({
+    sessionID,
+    idleMs: limits.idleMs,
+    deadlineAt: input.deadlineAt,
+    budgetAt: context.budgetAt,
+    known: input.known,
+  })
   context.active.add(watch)
   try {
     try {
@@ -236,7 +261,10 @@ async function runTurn(input: TurnInput, context: Context, progress: Progress): 
     } catch (cause) {
       watch.stop("aborted")
       const message = cause instanceof Error ? cause.message : String(cause)
-      return { end: { kind: "idle", error: { name: "UnknownError", data: { message: `prompt rejected: ${message}` } } }, replies: [] }
+      return {
+        end: { kind: "idle", error: { name: "UnknownError", data: { message: `prompt rejected: ${message}` } } },
+        replies: [],
+      }
     }
     const end = await watch.end
     if (end.kind === "stopped") await driver.abort(sessionID).catch(() => {})
@@ -248,14 +276,23 @@ async function runTurn(input: TurnInput, context: Context, progress: Progress): 
   }
 }
 
-function stopped(end: Extract<TurnEnd, { kind: "stopped" }>, task: ReviewerTask, idleMs: number, overallMs: number): AttemptResult {
+function stopped(
+  end: Extract<TurnEnd, { kind: "stopped" }>,
+  task: ReviewerTask,
+  idleMs: number,
+  overallMs: number,
+): AttemptResult {
   const retrying = end.retry ? ` (provider retry ${end.retry.attempt}: ${end.retry.message.slice(0, 200)})` : ""
   const reasons: Record<StopReason, () => AttemptResult> = {
     // A silent model is unavailable in every way that matters: count it and fail back.
     "no-output": () => ({ kind: "retryable", error: `no output for ${seconds(idleMs)}${retrying}` }),
     "retry-late": () => ({ kind: "retryable", error: `provider retry scheduled after the deadline${retrying}` }),
     timeout: () => ({ kind: "fatal", error: `timeout after ${minutes(task.timeoutMs)}${retrying}`, answered: false }),
-    budget: () => ({ kind: "fatal", error: `overall budget of ${minutes(overallMs)} spent${retrying}`, answered: false }),
+    budget: () => ({
+      kind: "fatal",
+      error: `overall budget of ${minutes(overallMs)} spent${retrying}`,
+      answered: false,
+    }),
     aborted: () => ({ kind: "fatal", error: "aborted: the coordinator's session was aborted", answered: false }),
   }
   return reasons[end.reason]()

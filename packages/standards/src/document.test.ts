@@ -31,10 +31,13 @@ describe("parseStandards", () => {
   })
 
   test("without front matter the id and title come from the first heading", () => {
-    const text = "# ENG-021: Request ids in logs\r\n\r\nEvery log line of a request handler MUST carry the request id.\r\n"
+    const text =
+      "# ENG-021: Request ids in logs\r\n\r\nEvery log line of a request handler MUST carry the request id.\r\n"
     const [standard] = parseStandards(text, "x/logging.md", "logging.md").standards
     expect(standard).toMatchObject({ id: "ENG-021", title: "Request ids in logs", paths: [] })
-    expect(standard!.body).toBe("# ENG-021: Request ids in logs\n\nEvery log line of a request handler MUST carry the request id.")
+    expect(standard!.body).toBe(
+      "# ENG-021: Request ids in logs\n\nEvery log line of a request handler MUST carry the request id.",
+    )
   })
 
   test("a document with several id headings at one level holds several standards; code blocks and sub-headings do not split it", () => {
@@ -60,7 +63,9 @@ describe("parseStandards", () => {
     expect(parsed.standards[0]!.body).toContain("## SEC-99 this is an example inside a fence")
     expect(parsed.standards[0]!.body).toContain("### SEC-1.1 Rotation")
     expect(parsed.standards[0]!.body).not.toContain("Read these before shipping")
-    expect(parsed.standards[1]!.body).toBe("## SEC-2: No shell from request input\nCommands MUST NOT be built from request input.")
+    expect(parsed.standards[1]!.body).toBe(
+      "## SEC-2: No shell from request input\nCommands MUST NOT be built from request input.",
+    )
   })
 
   test("the file name gives the id when the document has none: silently when it is id-shaped, with a warning otherwise", () => {
@@ -68,9 +73,15 @@ describe("parseStandards", () => {
     expect(named.standards[0]).toMatchObject({ id: "ENG-007", title: "Structured logging" })
     expect(named.warnings).toEqual([])
 
-    const unnamed = parseStandards("Write migrations that can be rolled back.\n", "std/db migrations.md", "db migrations.md")
+    const unnamed = parseStandards(
+      "Write migrations that can be rolled back.\n",
+      "std/db migrations.md",
+      "db migrations.md",
+    )
     expect(unnamed.standards[0]).toMatchObject({ id: "DB-MIGRATIONS", title: "DB-MIGRATIONS" })
-    expect(unnamed.warnings).toEqual(['std/db migrations.md: no id in front matter or in a heading; using "DB-MIGRATIONS" from the file name'])
+    expect(unnamed.warnings).toEqual([
+      'std/db migrations.md: no id in front matter or in a heading; using "DB-MIGRATIONS" from the file name',
+    ])
   })
 
   test("withdrawn, superseded and draft documents are skipped, with the status kept for the logs", () => {
@@ -83,7 +94,7 @@ describe("parseStandards", () => {
   })
 
   test("scope entries that read like prose are dropped with a warning instead of matching nothing", () => {
-    const parsed = parseStandards("---\nid: API-1\nscope: [HTTP services, \"api/**\"]\n---\nText\n", "a.md", "a.md")
+    const parsed = parseStandards('---\nid: API-1\nscope: [HTTP services, "api/**"]\n---\nText\n', "a.md", "a.md")
     expect(parsed.standards[0]!.paths).toEqual(["api/**"])
     expect(parsed.warnings).toEqual(['a.md: scope entry "HTTP services" reads like prose, not a path glob; ignored'])
   })
@@ -93,14 +104,20 @@ describe("parseStandards", () => {
     expect(broken.standards[0]).toMatchObject({ id: "ENG-5", title: "Still here" })
     expect(broken.warnings).toEqual([expect.stringMatching(/^b\.md: front matter is not valid YAML/)])
 
-    const badId = parseStandards("---\nid: \"../../etc/passwd\"\n---\n# ENG-6: Fine\n", "c.md", "c.md")
+    const badId = parseStandards('---\nid: "../../etc/passwd"\n---\n# ENG-6: Fine\n', "c.md", "c.md")
     expect(badId.standards[0]!.id).toBe("ENG-6")
     expect(badId.warnings).toEqual([expect.stringContaining("is not a usable id")])
   })
 
   test("a README without an id of its own is not a standard when an id is required", () => {
-    expect(parseStandards("# Our standards\n\nHow to write one.\n", "docs/standards/README.md", "README.md", { idRequired: true })).toEqual({ standards: [], skipped: [], warnings: [] })
-    expect(parseStandards("# ENG-9: Readme rule\n", "README.md", "README.md", { idRequired: true }).standards[0]!.id).toBe("ENG-9")
+    expect(
+      parseStandards("# Our standards\n\nHow to write one.\n", "docs/standards/README.md", "README.md", {
+        idRequired: true,
+      }),
+    ).toEqual({ standards: [], skipped: [], warnings: [] })
+    expect(
+      parseStandards("# ENG-9: Readme rule\n", "README.md", "README.md", { idRequired: true }).standards[0]!.id,
+    ).toBe("ENG-9")
   })
 
   test("globs: folders take everything below them, bare patterns match at any depth", () => {

@@ -44,7 +44,12 @@ const fence = /^ {0,3}(`{3,}|~{3,})/
  * whose status is withdrawn, superseded or draft come back in `skipped`. With `idRequired`, a
  * document without an id of its own yields nothing (no file-name id, no warning).
  */
-export function parseStandards(text: string, source: string, name: string, options: { idRequired?: boolean } = {}): ParsedDocument {
+export function parseStandards(
+  text: string,
+  source: string,
+  name: string,
+  options: { idRequired?: boolean } = {},
+): ParsedDocument {
   const warnings: string[] = []
   const { meta, body } = splitFrontMatter(text.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n"), source, warnings)
   const status = typeof meta.status === "string" ? meta.status.trim() : null
@@ -65,28 +70,44 @@ export function parseStandards(text: string, source: string, name: string, optio
       parts = starts.map((heading, index) => {
         const id = idPattern.exec(heading.text)![1]!
         const end = starts[index + 1]?.offset ?? body.length
-        return { id, title: starts.length === 1 && title ? title : headingTitle(heading.text, id), body: body.slice(heading.offset, end) }
+        return {
+          id,
+          title: starts.length === 1 && title ? title : headingTitle(heading.text, id),
+          body: body.slice(heading.offset, end),
+        }
       })
     } else {
       // A folder's README describes the folder; it is a standard only when it says which.
       if (options.idRequired) return { standards: [], skipped: [], warnings }
       const id = idFromName(name)
-      if (!id.fromPattern) warnings.push(`${source}: no id in front matter or in a heading; using "${id.id}" from the file name`)
+      if (!id.fromPattern)
+        warnings.push(`${source}: no id in front matter or in a heading; using "${id.id}" from the file name`)
       const first = headings[0]
       parts = [{ id: id.id, title: title ?? (first ? oneLine(first.text) : id.id), body }]
     }
   }
 
-  const inactive = status !== null && (inactiveStatuses as readonly string[]).includes(status.toLowerCase().split(/[\s:(,;]/)[0] ?? "")
+  const inactive =
+    status !== null && (inactiveStatuses as readonly string[]).includes(status.toLowerCase().split(/[\s:(,;]/)[0] ?? "")
   if (inactive) return { standards: [], skipped: parts.map(({ id }) => ({ id, status: status!, source })), warnings }
   return {
-    standards: parts.map((part) => ({ id: part.id, title: part.title || part.id, paths, body: part.body.trim(), source })),
+    standards: parts.map((part) => ({
+      id: part.id,
+      title: part.title || part.id,
+      paths,
+      body: part.body.trim(),
+      source,
+    })),
     skipped: [],
     warnings,
   }
 }
 
-function splitFrontMatter(text: string, source: string, warnings: string[]): { meta: Record<string, unknown>; body: string } {
+function splitFrontMatter(
+  text: string,
+  source: string,
+  warnings: string[],
+): { meta: Record<string, unknown>; body: string } {
   if (!text.startsWith("---\n")) return { meta: {}, body: text }
   const end = /^(?:---|\.\.\.)[ \t]*$/m
   const rest = text.slice(4)
@@ -111,7 +132,9 @@ function readId(meta: Record<string, unknown>, source: string, warnings: string[
   if (meta.id === undefined || meta.id === null) return null
   const id = typeof meta.id === "string" || typeof meta.id === "number" ? String(meta.id).trim() : ""
   if (explicitId.test(id)) return id
-  warnings.push(`${source}: front matter id ${JSON.stringify(meta.id).slice(0, 80)} is not a usable id (letters, digits, ".", "_", "-"); ignored`)
+  warnings.push(
+    `${source}: front matter id ${JSON.stringify(meta.id).slice(0, 80)} is not a usable id (letters, digits, ".", "_", "-"); ignored`,
+  )
   return null
 }
 
@@ -181,7 +204,11 @@ function idFromName(name: string): { id: string; fromPattern: boolean } {
   const stem = name.replace(/\.(md|markdown)$/i, "")
   const match = /^([A-Za-z][A-Za-z0-9]*-\d+)(?![0-9])/.exec(stem)
   if (match) return { id: match[1]!.toUpperCase(), fromPattern: true }
-  const slug = stem.toUpperCase().replace(/[^A-Z0-9]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 64)
+  const slug = stem
+    .toUpperCase()
+    .replace(/[^A-Z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 64)
   return { id: slug || "STANDARD", fromPattern: false }
 }
 

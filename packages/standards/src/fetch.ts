@@ -1,6 +1,11 @@
 // Standards documents come through core's bounded fetch; what is standards-specific is the types it
 // asks for (Markdown first, JSON for an index) and its defaults.
-import { fetchText as fetchBounded, fetchTextDefaults, type FetchTextOptions, type FetchTextResult } from "@opencode-reviewer/core/plugin/fetch-text"
+import {
+  fetchText as fetchBounded,
+  fetchTextDefaults,
+  type FetchTextOptions,
+  type FetchTextResult,
+} from "@opencode-reviewer/core/plugin/fetch-text"
 
 export { redactUrl } from "@opencode-reviewer/core/plugin/fetch-text"
 

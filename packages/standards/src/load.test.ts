@@ -29,7 +29,8 @@ function serve(routes: Record<string, Handler>) {
   return { url: `http://127.0.0.1:${server.port}`, requests }
 }
 
-const markdown = (text: string) => () => new Response(text, { headers: { "content-type": "text/markdown; charset=utf-8" } })
+const markdown = (text: string) => () =>
+  new Response(text, { headers: { "content-type": "text/markdown; charset=utf-8" } })
 const noTrust: Pick<LoadOptions, "repoDir" | "readTrustedFile"> = {
   repoDir: "/nonexistent-repo",
   readTrustedFile: async () => {
@@ -42,12 +43,18 @@ describe("standards from a URL", () => {
     const server = serve({ "/eng.md": markdown("# ENG-1: One\nA.\n# ENG-2: Two\nB.\n") })
     const result = await loadDocuments(`${server.url}/eng.md?token=s3cret`, noTrust)
     expect(result).toMatchObject({ loaded: true, where: `${server.url}/eng.md`, failures: [], warnings: [] })
-    expect(result.documents).toEqual([{ text: "# ENG-1: One\nA.\n# ENG-2: Two\nB.\n", source: `${server.url}/eng.md`, name: "eng.md" }])
+    expect(result.documents).toEqual([
+      { text: "# ENG-1: One\nA.\n# ENG-2: Two\nB.\n", source: `${server.url}/eng.md`, name: "eng.md" },
+    ])
   })
 
   test("a JSON index lists documents, relative entries resolved against the index; one failing document is reported, not fatal", async () => {
     const server = serve({
-      "/std/index.json": () => Response.json({ version: 1, standards: ["eng/ENG-001.md", { url: "../common/SEC-1.md" }, "broken.md", "ftp://elsewhere/x.md"] }),
+      "/std/index.json": () =>
+        Response.json({
+          version: 1,
+          standards: ["eng/ENG-001.md", { url: "../common/SEC-1.md" }, "broken.md", "ftp://elsewhere/x.md"],
+        }),
       "/std/eng/ENG-001.md": markdown("# ENG-001: Timeouts\nMUST.\n"),
       "/common/SEC-1.md": markdown("# SEC-1: Secrets\nMUST NOT.\n"),
       "/std/broken.md": () => new Response("boom", { status: 500, statusText: "Internal Server Error" }),
@@ -108,11 +115,20 @@ describe("standards from a URL", () => {
     const server = serve({
       "/index.json": () => Response.json(["a.md", "b.md", "c.md", "d.md", "e.md", "f.md", "g.md", "h.md"]),
       "/a.md": markdown("# A-1: quick\n"),
-      ...Object.fromEntries(["b", "c", "d", "e", "f", "g", "h"].map((name) => [`/${name}.md`, async () => (await held, new Response("late"))])),
+      ...Object.fromEntries(
+        ["b", "c", "d", "e", "f", "g", "h"].map((name) => [
+          `/${name}.md`,
+          async () => (await held, new Response("late")),
+        ]),
+      ),
     })
     cleanups.push(() => release())
     const started = performance.now()
-    const result = await loadDocuments(`${server.url}/index.json`, { ...noTrust, timeoutMs: 5_000, totalTimeoutMs: 300 })
+    const result = await loadDocuments(`${server.url}/index.json`, {
+      ...noTrust,
+      timeoutMs: 5_000,
+      totalTimeoutMs: 300,
+    })
     expect(performance.now() - started).toBeLessThan(2_000)
     expect(result.documents.map(({ name }) => name)).toEqual(["a.md"])
     expect(result.failures).toHaveLength(7)
@@ -149,11 +165,17 @@ describe("standards on disk and in the repository", () => {
       { source: join(dir, "ENG-1.md"), text: "# ENG-1: one\n" },
       { source: join(dir, "http", "ENG-2.markdown"), text: "# ENG-2: two\n" },
     ])
-    expect((await loadDocuments(join(dir, "missing"), noTrust)).failures).toEqual([`${join(dir, "missing")}: no such file or folder on this runner`])
+    expect((await loadDocuments(join(dir, "missing"), noTrust)).failures).toEqual([
+      `${join(dir, "missing")}: no such file or folder on this runner`,
+    ])
   })
 
   test("a relative folder is listed and read through the trusted side only", async () => {
-    const trusted: Record<string, string> = { "docs/standards/ENG-1.md": "# ENG-1: base\n", "docs/standards/README.md": "# About\n", "docs/standards/logo.svg": "<svg/>" }
+    const trusted: Record<string, string> = {
+      "docs/standards/ENG-1.md": "# ENG-1: base\n",
+      "docs/standards/README.md": "# About\n",
+      "docs/standards/logo.svg": "<svg/>",
+    }
     const read: string[] = []
     const options: LoadOptions = {
       repoDir: "/repo",
@@ -162,7 +184,10 @@ describe("standards on disk and in the repository", () => {
     }
     const result = await loadDocuments("./docs/standards/", options)
     expect(result).toMatchObject({ loaded: true, where: "docs/standards on the target branch" })
-    expect(result.documents.map(({ source }) => source)).toEqual(["docs/standards/ENG-1.md", "docs/standards/README.md"])
+    expect(result.documents.map(({ source }) => source)).toEqual([
+      "docs/standards/ENG-1.md",
+      "docs/standards/README.md",
+    ])
     expect(read.sort()).toEqual(["docs/standards/ENG-1.md", "docs/standards/README.md"])
 
     // An absolute path into the checkout is the change's copy: it is read from the target branch instead.
@@ -170,13 +195,22 @@ describe("standards on disk and in the repository", () => {
     expect((await loadDocuments("/repo/docs/standards", options)).documents).toHaveLength(2)
     expect(read).toHaveLength(2)
 
-    expect((await loadDocuments("docs/nope", options)).failures).toEqual(["docs/nope on the target branch: no such folder"])
-    expect((await loadDocuments("../outside", options)).failures).toEqual(["../outside on the target branch: the path leaves the repository"])
-    expect((await loadDocuments("file:///etc/standards", options)).failures[0]).toMatch(/neither an http\(s\) URL nor a path/)
+    expect((await loadDocuments("docs/nope", options)).failures).toEqual([
+      "docs/nope on the target branch: no such folder",
+    ])
+    expect((await loadDocuments("../outside", options)).failures).toEqual([
+      "../outside on the target branch: the path leaves the repository",
+    ])
+    expect((await loadDocuments("file:///etc/standards", options)).failures[0]).toMatch(
+      /neither an http\(s\) URL nor a path/,
+    )
   })
 
   test("a single markdown file works without folder listing; a folder then needs it", async () => {
-    const options: LoadOptions = { repoDir: "/repo", readTrustedFile: async (path) => (path === "STANDARDS.md" ? "# ENG-1: x\n" : null) }
+    const options: LoadOptions = {
+      repoDir: "/repo",
+      readTrustedFile: async (path) => (path === "STANDARDS.md" ? "# ENG-1: x\n" : null),
+    }
     expect((await loadDocuments("STANDARDS.md", options)).documents).toHaveLength(1)
     expect((await loadDocuments("docs/standards", options)).failures).toEqual([
       "docs/standards on the target branch: this VCS provider cannot list folders; name a markdown file instead",

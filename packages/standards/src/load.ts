@@ -76,7 +76,8 @@ export async function loadDocuments(standards: string, options: LoadOptions): Pr
   if (isAbsolute(value)) {
     // The checkout holds the change under review: a path into it is read from the target branch.
     const inside = relative(resolve(options.repoDir), resolve(value))
-    if (!inside.startsWith("..") && !isAbsolute(inside)) return loadRepository(inside.split(sep).join("/") || ".", options)
+    if (!inside.startsWith("..") && !isAbsolute(inside))
+      return loadRepository(inside.split(sep).join("/") || ".", options)
     return loadDirectory(resolve(value), options)
   }
   return loadRepository(value, options)
@@ -89,7 +90,9 @@ async function loadRepository(path: string, options: LoadOptions): Promise<LoadR
   const files = options.listTrustedFiles ? await options.listTrustedFiles(folder) : null
   if (files === null) {
     if (!markdown.test(folder)) {
-      const why = options.listTrustedFiles ? "no such folder" : "this VCS provider cannot list folders; name a markdown file instead"
+      const why = options.listTrustedFiles
+        ? "no such folder"
+        : "this VCS provider cannot list folders; name a markdown file instead"
       return failed(where, why)
     }
     const text = await options.readTrustedFile(folder)
@@ -99,7 +102,9 @@ async function loadRepository(path: string, options: LoadOptions): Promise<LoadR
   const chosen = pick(files.filter((file) => markdown.test(file)).sort(), where, options)
   if (chosen.paths.length === 0) return failed(where, "no markdown documents in the folder")
   const read = await mapLimited(chosen.paths, async (file) => ({ file, text: await options.readTrustedFile(file) }))
-  const documents = read.flatMap(({ file, text }) => (text === null ? [] : [{ text, source: file, name: basename(file) }]))
+  const documents = read.flatMap(({ file, text }) =>
+    text === null ? [] : [{ text, source: file, name: basename(file) }],
+  )
   const failures = read.flatMap(({ file, text }) => (text === null ? [`${file}: listed but not readable`] : []))
   return checked(where, documents, failures, options, chosen.warnings)
 }
@@ -121,8 +126,13 @@ async function loadDirectory(path: string, options: LoadOptions): Promise<LoadRe
     .sort()
   if (files.length === 0) return failed(where, "no markdown documents in the folder")
   const chosen = pick(files, where, options)
-  const read = await mapLimited(chosen.paths, async (file) => ({ file, text: await readFile(file, "utf8").catch(() => null) }))
-  const documents = read.flatMap(({ file, text }) => (text === null ? [] : [{ text, source: file, name: basename(file) }]))
+  const read = await mapLimited(chosen.paths, async (file) => ({
+    file,
+    text: await readFile(file, "utf8").catch(() => null),
+  }))
+  const documents = read.flatMap(({ file, text }) =>
+    text === null ? [] : [{ text, source: file, name: basename(file) }],
+  )
   const failures = read.flatMap(({ file, text }) => (text === null ? [`${file}: not readable`] : []))
   return checked(where, documents, failures, options, chosen.warnings)
 }
@@ -134,15 +144,28 @@ async function loadUrl(url: string, options: LoadOptions): Promise<LoadResult> {
   // another added, which is exactly what consecutive requests do.
   const budgetMs = options.totalTimeoutMs ?? defaultTotalTimeoutMs
   const total = new AbortController()
-  const timer = setTimeout(() => total.abort(new Error(`over the ${budgetMs} ms budget for the whole source`)), budgetMs)
+  const timer = setTimeout(
+    () => total.abort(new Error(`over the ${budgetMs} ms budget for the whole source`)),
+    budgetMs,
+  )
   try {
-    return await loadUrlWithin(url, where, options, options.signal ? AbortSignal.any([options.signal, total.signal]) : total.signal)
+    return await loadUrlWithin(
+      url,
+      where,
+      options,
+      options.signal ? AbortSignal.any([options.signal, total.signal]) : total.signal,
+    )
   } finally {
     clearTimeout(timer)
   }
 }
 
-async function loadUrlWithin(url: string, where: string, options: LoadOptions, signal: AbortSignal): Promise<LoadResult> {
+async function loadUrlWithin(
+  url: string,
+  where: string,
+  options: LoadOptions,
+  signal: AbortSignal,
+): Promise<LoadResult> {
   const fetchOptions = {
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
@@ -152,7 +175,12 @@ async function loadUrlWithin(url: string, where: string, options: LoadOptions, s
   const first = await fetchText(url, fetchOptions)
   if (!first.ok) return { where, loaded: false, documents: [], failures: [first.reason], warnings: [] }
   if (!isJson(first.contentType, first.url)) {
-    return checked(where, [{ text: first.text, source: redactUrl(first.url) ?? where, name: lastSegment(first.url) }], [], options)
+    return checked(
+      where,
+      [{ text: first.text, source: redactUrl(first.url) ?? where, name: lastSegment(first.url) }],
+      [],
+      options,
+    )
   }
 
   const index = parseIndex(first.text)
@@ -160,14 +188,19 @@ async function loadUrlWithin(url: string, where: string, options: LoadOptions, s
   const warnings: string[] = []
   const urls = index.entries.flatMap((entry) => {
     const resolved = resolveEntry(entry, first.url)
-    if (resolved === null) warnings.push(`${where}: index entry ${JSON.stringify(entry).slice(0, 120)} is not an http(s) URL; ignored`)
+    if (resolved === null)
+      warnings.push(`${where}: index entry ${JSON.stringify(entry).slice(0, 120)} is not an http(s) URL; ignored`)
     return resolved === null ? [] : [resolved]
   })
   if (urls.length === 0) return failed(where, "the index lists no documents")
   const chosen = pick(urls, where, options)
   warnings.push(...chosen.warnings)
   const fetched = await mapLimited(chosen.paths, (entry) => fetchText(entry, fetchOptions))
-  const documents = fetched.flatMap((result) => (result.ok ? [{ text: result.text, source: redactUrl(result.url) ?? result.url, name: lastSegment(result.url) }] : []))
+  const documents = fetched.flatMap((result) =>
+    result.ok
+      ? [{ text: result.text, source: redactUrl(result.url) ?? result.url, name: lastSegment(result.url) }]
+      : [],
+  )
   const failures = fetched.flatMap((result) => (result.ok ? [] : [result.reason]))
   if (documents.length === 0) return { where, loaded: false, documents: [], failures, warnings }
   return { where, loaded: true, documents, failures, warnings }
@@ -182,7 +215,13 @@ function parseIndex(text: string): { ok: true; entries: string[] } | { ok: false
   }
   const parsed = StandardsIndex.safeParse(value)
   if (!parsed.success) {
-    return { ok: false, problem: parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`).slice(0, 3).join("; ") }
+    return {
+      ok: false,
+      problem: parsed.error.issues
+        .map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`)
+        .slice(0, 3)
+        .join("; "),
+    }
   }
   const list = Array.isArray(parsed.data) ? parsed.data : parsed.data.standards
   return { ok: true, entries: list.map((entry) => (typeof entry === "string" ? entry : entry.url)) }
@@ -213,10 +252,19 @@ function lastSegment(url: string): string {
 function pick(paths: string[], where: string, options: LoadOptions): { paths: string[]; warnings: string[] } {
   const max = options.maxDocuments ?? defaultMaxDocuments
   if (paths.length <= max) return { paths, warnings: [] }
-  return { paths: paths.slice(0, max), warnings: [`${where}: ${paths.length} documents, only the first ${max} are read`] }
+  return {
+    paths: paths.slice(0, max),
+    warnings: [`${where}: ${paths.length} documents, only the first ${max} are read`],
+  }
 }
 
-function checked(where: string, documents: SourceDocument[], failures: string[], options: LoadOptions, warnings: string[] = []): LoadResult {
+function checked(
+  where: string,
+  documents: SourceDocument[],
+  failures: string[],
+  options: LoadOptions,
+  warnings: string[] = [],
+): LoadResult {
   const max = options.maxDocumentBytes ?? 512 * 1024
   const kept = documents.filter((document) => {
     if (Buffer.byteLength(document.text) <= max) return true

@@ -28,7 +28,11 @@ export const standardsOrder = 50
  * list where the rendered sections would pass `maxBytes`: that standard and every later one
  * overflow, so what is injected is always a prefix of the same order.
  */
-export function selectStandards(standards: readonly Standard[], changedPaths: readonly string[], maxBytes: number): Selection {
+export function selectStandards(
+  standards: readonly Standard[],
+  changedPaths: readonly string[],
+  maxBytes: number,
+): Selection {
   const sorted = [...standards].sort((a, b) => compareIds(a.id, b.id))
   const outOfScope: Standard[] = []
   const injected: RenderedStandard[] = []
@@ -68,7 +72,10 @@ export function renderStandard(standard: Standard): RenderedStandard {
   const body = sanitizeUntrusted(standard.body)
   const title = sanitizeUntrusted(standard.title)
   const source = sanitizeUntrusted(standard.source)
-  const heading = title.text.replace(/\s+/g, " ").replace(/^#+\s*/, "").trim()
+  const heading = title.text
+    .replace(/\s+/g, " ")
+    .replace(/^#+\s*/, "")
+    .trim()
   const attributes = [`id="${escapeAttribute(standard.id)}"`, `source="${escapeAttribute(source.text)}"`]
   if (standard.paths.length > 0) attributes.push(`applies-to="${escapeAttribute(standard.paths.join(", "))}"`)
   const section: PromptSection = {

@@ -113,10 +113,16 @@ export function jobEndEvent(record: ReviewRecord): JobEndEvent {
 }
 
 /** Validates an event and builds its payload, dropping every field the schema does not list. */
-export function buildPayload(event: TrackerEvent, meta: PayloadMeta): { ok: true; payload: TrackerPayload } | { ok: false; error: string } {
+export function buildPayload(
+  event: TrackerEvent,
+  meta: PayloadMeta,
+): { ok: true; payload: TrackerPayload } | { ok: false; error: string } {
   const parsed = TrackerEvent.safeParse(event)
   if (!parsed.success) {
-    return { ok: false, error: parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`).join("; ") }
+    return {
+      ok: false,
+      error: parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`).join("; "),
+    }
   }
   return { ok: true, payload: { ...parsed.data, at: meta.at, jobId: meta.jobId, seq: meta.seq } }
 }
@@ -158,7 +164,13 @@ function mapUsage(table: Record<string, UsageEntry>): Record<string, TrackedUsag
   return Object.fromEntries(
     Object.entries(table).map(([name, entry]) => [
       name,
-      { input: entry.input, output: entry.output, cacheRead: entry.cacheRead, cacheWrite: entry.cacheWrite, costUsd: entry.costUsd },
+      {
+        input: entry.input,
+        output: entry.output,
+        cacheRead: entry.cacheRead,
+        cacheWrite: entry.cacheWrite,
+        costUsd: entry.costUsd,
+      },
     ]),
   )
 }

@@ -18,7 +18,9 @@ const name = "[a-zA-Z_:][a-zA-Z0-9_:]*"
 const label = `[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\\\\n]|\\\\[\\\\"n])*"`
 const helpLine = new RegExp(`^# HELP (${name}) (.*)$`)
 const typeLine = new RegExp(`^# TYPE (${name}) (counter|gauge|histogram|summary|untyped)$`)
-const sampleLine = new RegExp(`^(${name})(?:\\{((?:${label})(?:,${label})*,?)?\\})? ([-+]?(?:\\d+(?:\\.\\d*)?|\\.\\d+)(?:[eE][-+]?\\d+)?|[-+]?Inf|NaN)(?: -?\\d+)?$`)
+const sampleLine = new RegExp(
+  `^(${name})(?:\\{((?:${label})(?:,${label})*,?)?\\})? ([-+]?(?:\\d+(?:\\.\\d*)?|\\.\\d+)(?:[eE][-+]?\\d+)?|[-+]?Inf|NaN)(?: -?\\d+)?$`,
+)
 
 /** Parses exposition text; every line that is neither a HELP/TYPE comment nor a valid sample is an error. */
 function parseExposition(text: string): { samples: Sample[]; types: Map<string, string>; errors: string[] } {
@@ -45,22 +47,34 @@ function parseExposition(text: string): { samples: Sample[]; types: Map<string, 
       continue
     }
     const sampleName = sampleMatch[1]!
-    const family = [sampleName, sampleName.replace(/_(bucket|sum|count)$/, "")].find((candidate) => types.has(candidate))
+    const family = [sampleName, sampleName.replace(/_(bucket|sum|count)$/, "")].find((candidate) =>
+      types.has(candidate),
+    )
     if (!family || !help.has(family)) errors.push(`no HELP/TYPE before ${sampleName}`)
-    if (family !== sampleName && types.get(family ?? "") !== "histogram" && types.get(family ?? "") !== "summary") errors.push(`suffix on a ${types.get(family ?? "")}: ${sampleName}`)
+    if (family !== sampleName && types.get(family ?? "") !== "histogram" && types.get(family ?? "") !== "summary")
+      errors.push(`suffix on a ${types.get(family ?? "")}: ${sampleName}`)
     const labels: Record<string, string> = {}
     for (const pair of (sampleMatch[2] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) {
       labels[pair[1]!] = pair[2]!.replace(/\\n/g, "\n").replace(/\\(["\\])/g, "$1")
     }
     const raw = sampleMatch[3]!
-    samples.push({ name: sampleName, labels, value: raw.endsWith("Inf") ? (raw.startsWith("-") ? -Infinity : Infinity) : Number(raw) })
+    samples.push({
+      name: sampleName,
+      labels,
+      value: raw.endsWith("Inf") ? (raw.startsWith("-") ? -Infinity : Infinity) : Number(raw),
+    })
   }
   return { samples, types, errors }
 }
 
 function valueOf(samples: Sample[], sampleName: string, labels: Record<string, string> = {}): number | undefined {
   const keys = Object.keys(labels)
-  return samples.find((sample) => sample.name === sampleName && Object.keys(sample.labels).length === keys.length && keys.every((key) => sample.labels[key] === labels[key]))?.value
+  return samples.find(
+    (sample) =>
+      sample.name === sampleName &&
+      Object.keys(sample.labels).length === keys.length &&
+      keys.every((key) => sample.labels[key] === labels[key]),
+  )?.value
 }
 
 // --- a real local Pushgateway stand-in ---
@@ -84,7 +98,12 @@ function startPushgateway(mode: "ok" | "fail" | "hang" = "ok"): { url: string; p
     hostname: "127.0.0.1",
     port: 0,
     async fetch(request) {
-      pushes.push({ method: request.method, path: new URL(request.url).pathname, contentType: request.headers.get("content-type"), body: await request.text() })
+      pushes.push({
+        method: request.method,
+        path: new URL(request.url).pathname,
+        contentType: request.headers.get("content-type"),
+        body: await request.text(),
+      })
       if (mode === "fail") return new Response("text format parsing error", { status: 400 })
       if (mode === "hang") return new Promise<Response>((resolve) => held.push(() => resolve(new Response(null))))
       return new Response(null, { status: 200 })
@@ -115,8 +134,12 @@ describe("metrics text", () => {
     expect(valueOf(samples, metricNames.agentTokens, { agent: "review_coordinator", kind: "output" })).toBe(1800)
     expect(valueOf(samples, metricNames.agentTokens, { agent: "security", kind: "cache_read" })).toBe(15000)
     expect(valueOf(samples, metricNames.agentTokens, { agent: "security", kind: "cache_write" })).toBe(1200)
-    expect(valueOf(samples, metricNames.modelTokens, { model: "anthropic/claude-opus-4-7", kind: "cache_read" })).toBe(40000)
-    expect(valueOf(samples, metricNames.modelTokens, { model: "anthropic/claude-sonnet-4-6", kind: "input" })).toBe(8000)
+    expect(valueOf(samples, metricNames.modelTokens, { model: "anthropic/claude-opus-4-7", kind: "cache_read" })).toBe(
+      40000,
+    )
+    expect(valueOf(samples, metricNames.modelTokens, { model: "anthropic/claude-sonnet-4-6", kind: "input" })).toBe(
+      8000,
+    )
     expect(valueOf(samples, metricNames.agentCost, { agent: "review_coordinator" })).toBe(0.75)
     expect(valueOf(samples, metricNames.modelCost, { model: "anthropic/claude-sonnet-4-6" })).toBe(0.25)
     expect(valueOf(samples, `${metricNames.duration}_count`, { tier: "full" })).toBe(1)
@@ -134,7 +157,14 @@ describe("metrics text", () => {
     const metrics = createMetrics()
     metrics.record(sampleRecord)
     metrics.record(sampleRecord)
-    metrics.record({ ...sampleRecord, decision: "approved", tier: "trivial", breakGlass: false, findings: [], coverage: { ...sampleRecord.coverage, failedReviewers: [] } })
+    metrics.record({
+      ...sampleRecord,
+      decision: "approved",
+      tier: "trivial",
+      breakGlass: false,
+      findings: [],
+      coverage: { ...sampleRecord.coverage, failedReviewers: [] },
+    })
     const { samples, errors } = parseExposition(await metrics.text())
     expect(errors).toEqual([])
     expect(valueOf(samples, metricNames.reviews, { decision: "minor_issues", tier: "full" })).toBe(2)
@@ -146,10 +176,19 @@ describe("metrics text", () => {
 
   test("escapes odd label values, adds default labels and never throws on a bad record", async () => {
     const warnings: string[] = []
-    const log = { debug() {}, info() {}, error() {}, warn: (_: object, message?: string) => void warnings.push(String(message)), child: () => log }
+    const log = {
+      debug() {},
+      info() {},
+      error() {},
+      warn: (_: object, message?: string) => void warnings.push(String(message)),
+      child: () => log,
+    }
     const metrics = createMetrics({ labels: { fleet: "eu-1", "bad-name": "x" }, log })
     const odd = 'agent "quoted"\\back\nline'
-    metrics.record({ ...sampleRecord, usage: { ...sampleRecord.usage, byAgent: { [odd]: sampleRecord.usage.byAgent.security! } } })
+    metrics.record({
+      ...sampleRecord,
+      usage: { ...sampleRecord.usage, byAgent: { [odd]: sampleRecord.usage.byAgent.security! } },
+    })
     expect(() => metrics.record({ ...sampleRecord, durationMs: -1 })).not.toThrow()
     expect(() => metrics.record(null as unknown as ReviewRecord)).not.toThrow()
 
@@ -157,7 +196,11 @@ describe("metrics text", () => {
     expect(errors).toEqual([])
     expect(valueOf(samples, metricNames.agentCost, { agent: odd, fleet: "eu-1" })).toBe(0.25)
     expect(valueOf(samples, metricNames.reviews, { decision: "minor_issues", tier: "full", fleet: "eu-1" })).toBe(1)
-    expect(warnings).toEqual(["metrics label ignored: invalid name", "review record not counted", "review record not counted"])
+    expect(warnings).toEqual([
+      "metrics label ignored: invalid name",
+      "review record not counted",
+      "review record not counted",
+    ])
   })
 })
 
@@ -182,9 +225,19 @@ describe("metrics flush", () => {
 
   test("puts the grouping key in the path, base64-encoding values with a slash", async () => {
     const gateway = startPushgateway()
-    const metrics = createMetrics({ pushgatewayUrl: gateway.url, job: "reviews", grouping: { instance: "job 123", project: "group/app" }, method: "POST" })
+    const metrics = createMetrics({
+      pushgatewayUrl: gateway.url,
+      job: "reviews",
+      grouping: { instance: "job 123", project: "group/app" },
+      method: "POST",
+    })
     await metrics.flush()
-    expect(gateway.pushes.map((push) => [push.method, push.path])).toEqual([["POST", `/metrics/job/reviews/instance/job%20123/project@base64/${Buffer.from("group/app").toString("base64url")}`]])
+    expect(gateway.pushes.map((push) => [push.method, push.path])).toEqual([
+      [
+        "POST",
+        `/metrics/job/reviews/instance/job%20123/project@base64/${Buffer.from("group/app").toString("base64url")}`,
+      ],
+    ])
     expect(pushgatewayPath("http://gw:9091///", "j", { empty: "" })).toBe("http://gw:9091/metrics/job/j/empty@base64/=")
   })
 
@@ -198,7 +251,11 @@ describe("metrics flush", () => {
 
     const refusing = startPushgateway("fail")
     const refused = await createMetrics({ pushgatewayUrl: refusing.url }).flush()
-    expect(refused).toMatchObject({ ok: false, status: 400, error: "pushgateway answered 400: text format parsing error" })
+    expect(refused).toMatchObject({
+      ok: false,
+      status: 400,
+      error: "pushgateway answered 400: text format parsing error",
+    })
 
     const hanging = startPushgateway("hang")
     const started = performance.now()

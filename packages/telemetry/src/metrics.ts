@@ -75,24 +75,82 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   registry.setDefaultLabels(validLabels(options.labels ?? {}, log))
   const registers = [registry]
 
-  const reviews = new Counter({ name: metricNames.reviews, help: "Reviews finished, by decision and risk tier.", labelNames: ["decision", "tier"], registers })
-  const findings = new Counter({ name: metricNames.findings, help: "Findings posted, by reviewer and severity.", labelNames: ["reviewer", "severity"], registers })
-  const agentTokens = new Counter({ name: metricNames.agentTokens, help: "Tokens used, by agent and kind (input, output, cache_read, cache_write).", labelNames: ["agent", "kind"], registers })
-  const modelTokens = new Counter({ name: metricNames.modelTokens, help: "Tokens used, by model and kind (input, output, cache_read, cache_write).", labelNames: ["model", "kind"], registers })
-  const agentCost = new Counter({ name: metricNames.agentCost, help: "Cost in US dollars, by agent.", labelNames: ["agent"], registers })
-  const modelCost = new Counter({ name: metricNames.modelCost, help: "Cost in US dollars, by model.", labelNames: ["model"], registers })
+  const reviews = new Counter({
+    name: metricNames.reviews,
+    help: "Reviews finished, by decision and risk tier.",
+    labelNames: ["decision", "tier"],
+    registers,
+  })
+  const findings = new Counter({
+    name: metricNames.findings,
+    help: "Findings posted, by reviewer and severity.",
+    labelNames: ["reviewer", "severity"],
+    registers,
+  })
+  const agentTokens = new Counter({
+    name: metricNames.agentTokens,
+    help: "Tokens used, by agent and kind (input, output, cache_read, cache_write).",
+    labelNames: ["agent", "kind"],
+    registers,
+  })
+  const modelTokens = new Counter({
+    name: metricNames.modelTokens,
+    help: "Tokens used, by model and kind (input, output, cache_read, cache_write).",
+    labelNames: ["model", "kind"],
+    registers,
+  })
+  const agentCost = new Counter({
+    name: metricNames.agentCost,
+    help: "Cost in US dollars, by agent.",
+    labelNames: ["agent"],
+    registers,
+  })
+  const modelCost = new Counter({
+    name: metricNames.modelCost,
+    help: "Cost in US dollars, by model.",
+    labelNames: ["model"],
+    registers,
+  })
   // Buckets from the seed system's numbers: median 3 m 39 s, P99 10 m 21 s; median $0.98, P99 $4.45.
-  const duration = new Histogram({ name: metricNames.duration, help: "Wall time of a review, by risk tier.", labelNames: ["tier"], buckets: [30, 60, 120, 180, 240, 300, 450, 600, 900, 1200, 1800], registers })
-  const reviewCost = new Histogram({ name: metricNames.reviewCost, help: "Cost of a review in US dollars, by risk tier.", labelNames: ["tier"], buckets: [0.1, 0.25, 0.5, 1, 2, 3, 5, 10], registers })
-  const breakGlass = new Counter({ name: metricNames.breakGlass, help: "Reviews approved because someone broke the glass.", registers })
-  const injection = new Counter({ name: metricNames.injection, help: "Reviews of changes that carried a suspected prompt injection.", registers })
-  const reviewerFailures = new Counter({ name: metricNames.reviewerFailures, help: "Reviewers that failed or did not run, by reviewer.", labelNames: ["reviewer"], registers })
+  const duration = new Histogram({
+    name: metricNames.duration,
+    help: "Wall time of a review, by risk tier.",
+    labelNames: ["tier"],
+    buckets: [30, 60, 120, 180, 240, 300, 450, 600, 900, 1200, 1800],
+    registers,
+  })
+  const reviewCost = new Histogram({
+    name: metricNames.reviewCost,
+    help: "Cost of a review in US dollars, by risk tier.",
+    labelNames: ["tier"],
+    buckets: [0.1, 0.25, 0.5, 1, 2, 3, 5, 10],
+    registers,
+  })
+  const breakGlass = new Counter({
+    name: metricNames.breakGlass,
+    help: "Reviews approved because someone broke the glass.",
+    registers,
+  })
+  const injection = new Counter({
+    name: metricNames.injection,
+    help: "Reviews of changes that carried a suspected prompt injection.",
+    registers,
+  })
+  const reviewerFailures = new Counter({
+    name: metricNames.reviewerFailures,
+    help: "Reviewers that failed or did not run, by reviewer.",
+    labelNames: ["reviewer"],
+    registers,
+  })
 
   function record(review: ReviewRecord): void {
     // Validate before touching a counter, so a bad record never leaves half its numbers behind.
     const parsed = ReviewRecord.safeParse(review)
     if (!parsed.success) {
-      log.warn({ error: parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ") }, "review record not counted")
+      log.warn(
+        { error: parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ") },
+        "review record not counted",
+      )
       return
     }
     const data = parsed.data
@@ -133,7 +191,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
 
   async function push(text: string, bytes: number, base: string): Promise<MetricsFlush> {
     const controller = new AbortController()
-    const timer = setTimeout(() => controller.abort(new Error("pushgateway timed out")), Math.max(1, options.timeoutMs ?? 2000))
+    const timer = setTimeout(
+      () => controller.abort(new Error("pushgateway timed out")),
+      Math.max(1, options.timeoutMs ?? 2000),
+    )
     try {
       const url = pushgatewayPath(base, options.job ?? "opencode_reviewer", options.grouping ?? {})
       const response = await (options.fetch ?? fetch)(url, {
@@ -148,7 +209,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       log.warn({ status: response.status }, "metrics push failed")
       return { target: "pushgateway", ok: false, status: response.status, error, bytes }
     } catch (error) {
-      const message = controller.signal.aborted ? "pushgateway timed out" : error instanceof Error ? error.message : String(error)
+      const message = controller.signal.aborted
+        ? "pushgateway timed out"
+        : error instanceof Error
+          ? error.message
+          : String(error)
       log.warn({ error: message }, "metrics push failed")
       return { target: "pushgateway", ok: false, error: message, bytes }
     } finally {

@@ -116,7 +116,12 @@ async function timedAsync<T>(action: () => Promise<T>): Promise<{ value: T; ms: 
 describe("tracker against a fast endpoint", () => {
   test("posts every event as JSON with type, at and jobId, and counts them sent", async () => {
     const endpoint = startEndpoint("fast")
-    const tracker = createTracker({ url: endpoint.url, jobId: "job-1", now: () => Date.UTC(2026, 0, 2, 3, 4, 5), headers: { authorization: "Bearer tracker-key" } })
+    const tracker = createTracker({
+      url: endpoint.url,
+      jobId: "job-1",
+      now: () => Date.UTC(2026, 0, 2, 3, 4, 5),
+      headers: { authorization: "Bearer tracker-key" },
+    })
 
     tracker.track(jobStart)
     tracker.track({ type: "break-glass", by: "alice" })
@@ -139,7 +144,14 @@ describe("tracker against a fast endpoint", () => {
         agents: ["review_coordinator", "security", "code-quality"],
       },
       { type: "break-glass", by: "alice", at: "2026-01-02T03:04:05.000Z", jobId: "job-1", seq: 2 },
-      { type: "error", stage: "publish", message: "gitlab answered 502", at: "2026-01-02T03:04:05.000Z", jobId: "job-1", seq: 3 },
+      {
+        type: "error",
+        stage: "publish",
+        message: "gitlab answered 502",
+        at: "2026-01-02T03:04:05.000Z",
+        jobId: "job-1",
+        seq: 3,
+      },
       {
         type: "job-end",
         at: "2026-01-02T03:04:05.000Z",
@@ -178,19 +190,41 @@ describe("tracker against a fast endpoint", () => {
     const tracker = createTracker({ url: endpoint.url })
     tracker.track({
       ...jobStart,
-      repo: { id: "group/project", url: "https://gitlab-ci-token:glcbt-64_SECRETJOBTOKEN@gitlab.example.com/group/project.git" },
+      repo: {
+        id: "group/project",
+        url: "https://gitlab-ci-token:glcbt-64_SECRETJOBTOKEN@gitlab.example.com/group/project.git",
+      },
       prompt: "SECRET-PROMPT you are a reviewer",
       diff: "+const key = 'SECRET-CODE'",
       apiKey: "sk-SECRETSECRETSECRETSECRET",
     } as TrackerEvent)
-    tracker.track({ ...jobEndEvent(sampleRecord), summary: sampleRecord.summary, findings: { ...jobEndEvent(sampleRecord).findings, list: sampleRecord.findings } } as TrackerEvent)
-    tracker.track({ type: "error", stage: "coordinator", message: "401 from https://user:SECRETPASS@host/api with Authorization: Bearer SECRETBEARER token=SECRETQUERY and glpat-SECRETGLPAT12345678" })
+    tracker.track({
+      ...jobEndEvent(sampleRecord),
+      summary: sampleRecord.summary,
+      findings: { ...jobEndEvent(sampleRecord).findings, list: sampleRecord.findings },
+    } as TrackerEvent)
+    tracker.track({
+      type: "error",
+      stage: "coordinator",
+      message:
+        "401 from https://user:SECRETPASS@host/api with Authorization: Bearer SECRETBEARER token=SECRETQUERY and glpat-SECRETGLPAT12345678",
+    })
     tracker.track({ type: "error", stage: "x", message: "y".repeat(5000) })
     await tracker.flush()
 
     expect(tracker.stats()).toMatchObject({ sent: 4, invalid: 0 })
     const sent = JSON.stringify(endpoint.received.map((entry) => entry.body))
-    for (const secret of ["SECRET", "hunter2", "glpat-abcdefghijklmnop1234", "SELECT *", "prompt", "diff", "summary", "apiKey", '"list"']) {
+    for (const secret of [
+      "SECRET",
+      "hunter2",
+      "glpat-abcdefghijklmnop1234",
+      "SELECT *",
+      "prompt",
+      "diff",
+      "summary",
+      "apiKey",
+      '"list"',
+    ]) {
       expect(sent).not.toContain(secret)
     }
     const start = endpoint.received.find((entry) => entry.body.type === "job-start")?.body
@@ -266,7 +300,9 @@ describe("tracker against an endpoint that hangs", () => {
     })
     expect(tracked.ms).toBeLessThan(100)
     expect(tracker.stats()).toMatchObject({ tracked: 60, pending: 50, dropped: 10 })
-    expect([...outcomes].sort(([a], [b]) => a - b)).toEqual(Array.from({ length: 10 }, (_, index) => [index + 1, "dropped"]))
+    expect([...outcomes].sort(([a], [b]) => a - b)).toEqual(
+      Array.from({ length: 10 }, (_, index) => [index + 1, "dropped"]),
+    )
 
     // Bun's fetch may already have written a request it is then told to abort, so the server can
     // see up to 60; only the 50 newest are still waiting for an answer.

@@ -63,7 +63,11 @@ export function createTracker(options: TrackerOptions): Tracker {
   const now = options.now ?? Date.now
   const log = options.log ?? silentLogger
   const jobId = options.jobId ?? crypto.randomUUID()
-  const headers = { ...options.headers, "content-type": "application/json", "user-agent": "opencode-reviewer-telemetry" }
+  const headers = {
+    ...options.headers,
+    "content-type": "application/json",
+    "user-agent": "opencode-reviewer-telemetry",
+  }
   // A Set iterates in insertion order, so its first entry is always the oldest request in flight.
   const pending = new Set<InFlight>()
   const counts = { tracked: 0, invalid: 0, sent: 0, failed: 0, dropped: 0, timedOut: 0 }
@@ -92,7 +96,13 @@ export function createTracker(options: TrackerOptions): Tracker {
 
   function start(payload: TrackerPayload): void {
     const controller = new AbortController()
-    const request: InFlight = { type: payload.type, seq: payload.seq, controller, done: Promise.resolve(), settled: false }
+    const request: InFlight = {
+      type: payload.type,
+      seq: payload.seq,
+      controller,
+      done: Promise.resolve(),
+      settled: false,
+    }
     const timer = setTimeout(() => end(request, "timedOut", timeoutReason), timeoutMs)
     // Unref'd: while the request is in flight its socket keeps the process alive anyway; the timer
     // alone must never hold a finished job open.
@@ -107,7 +117,10 @@ export function createTracker(options: TrackerOptions): Tracker {
       .finally(() => clearTimeout(timer))
   }
 
-  async function post(payload: TrackerPayload, signal: AbortSignal): Promise<{ kind: "sent" } | { kind: "failed"; error: string } | { kind: "aborted" }> {
+  async function post(
+    payload: TrackerPayload,
+    signal: AbortSignal,
+  ): Promise<{ kind: "sent" } | { kind: "failed"; error: string } | { kind: "aborted" }> {
     try {
       const response = await send(options.url, { method: "POST", headers, body: JSON.stringify(payload), signal })
       await response.body?.cancel().catch(() => {})
@@ -138,10 +151,13 @@ export function createTracker(options: TrackerOptions): Tracker {
     let expired = false
     let timer: ReturnType<typeof setTimeout> | undefined
     const deadline = new Promise<void>((resolve) => {
-      timer = setTimeout(() => {
-        expired = true
-        resolve()
-      }, Math.max(0, deadlineMs ?? timeoutMs))
+      timer = setTimeout(
+        () => {
+          expired = true
+          resolve()
+        },
+        Math.max(0, deadlineMs ?? timeoutMs),
+      )
     })
     while (pending.size > 0 && !expired) {
       await Promise.race([Promise.all([...pending].map((request) => request.done)), deadline])

@@ -20,7 +20,14 @@ const stdin = new Uint8Array(await Bun.stdin.arrayBuffer())
 const config = JSON.parse(process.env.OPENCODE_CONFIG_CONTENT ?? "{}") as { model?: string }
 appendFileSync(
   state,
-  JSON.stringify({ argv: process.argv.slice(2), stdinBytes: stdin.length, stdinHead: new TextDecoder().decode(stdin.slice(0, 200)), env: Object.keys(process.env).sort(), pwd: process.env.PWD, model: config.model }) + "\n",
+  JSON.stringify({
+    argv: process.argv.slice(2),
+    stdinBytes: stdin.length,
+    stdinHead: new TextDecoder().decode(stdin.slice(0, 200)),
+    env: Object.keys(process.env).sort(),
+    pwd: process.env.PWD,
+    model: config.model,
+  }) + "\n",
 )
 if (script.stderr) process.stderr.write(script.stderr)
 for (const line of script.lines ?? []) {

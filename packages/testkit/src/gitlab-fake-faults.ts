@@ -25,7 +25,12 @@ export function createFaults() {
   const failures: FailureRule[] = []
   const holds: HoldRule[] = []
   const hold = async (method: string, path: string) => {
-    const rule = holds.find((candidate) => candidate.remaining > 0 && (!candidate.method || candidate.method === method) && (!candidate.path || candidate.path.test(path)))
+    const rule = holds.find(
+      (candidate) =>
+        candidate.remaining > 0 &&
+        (!candidate.method || candidate.method === method) &&
+        (!candidate.path || candidate.path.test(path)),
+    )
     if (!rule) return
     rule.remaining -= 1
     const released = new Promise<void>((resolve) => rule.waiting.push(resolve))
@@ -66,8 +71,13 @@ export const injectedReply = (failure: FakeFailure): Reply => {
     const retryAfter = "retryAfter" in failure && failure.retryAfter !== undefined ? failure.retryAfter : 60
     if ("rateLimitHeaders" in failure && failure.rateLimitHeaders === false) {
       // Gitlab::ApplicationRateLimiter (e.g. notes_create): JSON, no RateLimit-* headers.
-      const headers: Record<string, string> = "retryAfter" in failure && failure.retryAfter !== undefined ? { "Retry-After": String(retryAfter) } : {}
-      return { status: 429, body: { message: { error: "This endpoint has been requested too many times. Try again later." } }, headers }
+      const headers: Record<string, string> =
+        "retryAfter" in failure && failure.retryAfter !== undefined ? { "Retry-After": String(retryAfter) } : {}
+      return {
+        status: 429,
+        body: { message: { error: "This endpoint has been requested too many times. Try again later." } },
+        headers,
+      }
     }
     const reset = Math.floor(Date.now() / 1000) + retryAfter
     return {
@@ -86,7 +96,10 @@ export const injectedReply = (failure: FakeFailure): Reply => {
     }
   }
   if (failure.status === 502 && !("body" in failure)) return badGateway()
-  const body = "body" in failure && failure.body !== undefined ? failure.body : { message: `${failure.status} ${reason(failure.status)}` }
+  const body =
+    "body" in failure && failure.body !== undefined
+      ? failure.body
+      : { message: `${failure.status} ${reason(failure.status)}` }
   return { status: failure.status, body }
 }
 

@@ -45,14 +45,22 @@ export interface DiffLine {
 }
 
 const fixedConfig = [
-  "-c", "core.quotePath=false",
-  "-c", "diff.noprefix=false",
-  "-c", "diff.mnemonicPrefix=false",
-  "-c", "diff.relative=false",
-  "-c", "diff.external=",
-  "-c", "diff.orderFile=/dev/null",
-  "-c", "color.ui=false",
-  "-c", "core.pager=cat",
+  "-c",
+  "core.quotePath=false",
+  "-c",
+  "diff.noprefix=false",
+  "-c",
+  "diff.mnemonicPrefix=false",
+  "-c",
+  "diff.relative=false",
+  "-c",
+  "diff.external=",
+  "-c",
+  "diff.orderFile=/dev/null",
+  "-c",
+  "color.ui=false",
+  "-c",
+  "core.pager=cat",
   "--literal-pathspecs",
 ]
 
@@ -78,7 +86,12 @@ export class FakeGit {
     const child = Bun.spawnSync(["git", ...fixedConfig, ...args], {
       cwd: this.dir,
       env: { ...this.env, ...options.env },
-      stdin: options.input === undefined ? "ignore" : typeof options.input === "string" ? new TextEncoder().encode(options.input) : options.input,
+      stdin:
+        options.input === undefined
+          ? "ignore"
+          : typeof options.input === "string"
+            ? new TextEncoder().encode(options.input)
+            : options.input,
       stdout: "pipe",
       stderr: "pipe",
     })
@@ -112,7 +125,18 @@ export class FakeGit {
     const raw = this.run(["diff", "--raw", "-z", "--no-abbrev", "--find-renames=30%", base, head, ...pathArgs])
     if (raw.code !== 0) throw new Error(`gitlab-fake: git diff --raw ${base} ${head} failed: ${raw.stderr.trim()}`)
     const entries = parseRaw(raw.stdout)
-    const patch = this.run(["diff", "-p", "--no-color", "--no-ext-diff", "--no-textconv", "--full-index", "--find-renames=30%", base, head, ...pathArgs])
+    const patch = this.run([
+      "diff",
+      "-p",
+      "--no-color",
+      "--no-ext-diff",
+      "--no-textconv",
+      "--full-index",
+      "--find-renames=30%",
+      base,
+      head,
+      ...pathArgs,
+    ])
     if (patch.code !== 0) throw new Error(`gitlab-fake: git diff -p ${base} ${head} failed: ${patch.stderr.trim()}`)
     const chunks = splitPatch(patch.stdout)
     if (chunks.length !== entries.length) {
@@ -150,7 +174,17 @@ export class FakeGit {
       .map((record) => record.replace(/^\n/, ""))
       .filter((record) => record.length > 0)
       .map((record) => {
-        const [sha = "", parents = "", authorName = "", authorEmail = "", authoredDate = "", committerName = "", committerEmail = "", committedDate = "", message = ""] = record.split("\x00")
+        const [
+          sha = "",
+          parents = "",
+          authorName = "",
+          authorEmail = "",
+          authoredDate = "",
+          committerName = "",
+          committerEmail = "",
+          committedDate = "",
+          message = "",
+        ] = record.split("\x00")
         return {
           sha,
           parentIds: parents.split(" ").filter(Boolean),
@@ -178,7 +212,12 @@ export class FakeGit {
     const key = `lines\0${commit}\0${path}`
     if (this.cache.has(key)) return this.cache.get(key) as number | null
     const result = this.run(["cat-file", "blob", `${commit}:${path}`])
-    const count = result.code !== 0 ? null : result.stdout === "" ? 0 : result.stdout.split("\n").length - (result.stdout.endsWith("\n") ? 1 : 0)
+    const count =
+      result.code !== 0
+        ? null
+        : result.stdout === ""
+          ? 0
+          : result.stdout.split("\n").length - (result.stdout.endsWith("\n") ? 1 : 0)
     this.cache.set(key, count)
     return count
   }
@@ -198,7 +237,10 @@ export class FakeGit {
     try {
       const env = { GIT_INDEX_FILE: join(scratch, "index") }
       if (this.run(["read-tree", commit], { env }).code !== 0) return generated
-      const result = this.run(["check-attr", "--cached", "-z", "gitlab-generated", "linguist-generated", "--", ...paths], { env })
+      const result = this.run(
+        ["check-attr", "--cached", "-z", "gitlab-generated", "linguist-generated", "--", ...paths],
+        { env },
+      )
       const fields = result.stdout.split("\0")
       for (let i = 0; i + 2 < fields.length; i += 3) {
         const [path, , value] = [fields[i] ?? "", fields[i + 1], fields[i + 2]]
@@ -312,7 +354,9 @@ export function parseDiffLines(diff: string): DiffLine[] {
 }
 
 function isFilenameLine(line: string): boolean {
-  return ["--- /dev/null", "+++ /dev/null", "--- a", "+++ b", "--- /tmp/diffy", "+++ /tmp/diffy"].some((prefix) => line.startsWith(prefix))
+  return ["--- /dev/null", "+++ /dev/null", "--- a", "+++ b", "--- /tmp/diffy", "+++ /tmp/diffy"].some((prefix) =>
+    line.startsWith(prefix),
+  )
 }
 
 const added = (line: DiffLine) => line.type === "new" || line.type === "new-nonewline"
@@ -379,7 +423,14 @@ function unfoldedLine(
 }
 
 /** Maps a line of `from`'s version of a file to `to`'s, through `git diff from to`; null if the line changed. */
-export function traceLine(git: FakeGit, from: string, to: string, oldPath: string, newPath: string, line: number): number | null {
+export function traceLine(
+  git: FakeGit,
+  from: string,
+  to: string,
+  oldPath: string,
+  newPath: string,
+  line: number,
+): number | null {
   const files = git.diffFiles(from, to, [...new Set([oldPath, newPath])])
   const file = files.find((candidate) => candidate.oldPath === oldPath) ?? files[0]
   if (!file) return line

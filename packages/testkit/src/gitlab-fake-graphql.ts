@@ -1,4 +1,13 @@
-import { getLocation, GraphQLError, Kind, parse, type FieldNode, type Location, type SelectionSetNode, type ValueNode as ValueAstNode } from "graphql"
+import {
+  getLocation,
+  GraphQLError,
+  Kind,
+  parse,
+  type FieldNode,
+  type Location,
+  type SelectionSetNode,
+  type ValueNode as ValueAstNode,
+} from "graphql"
 import type { Reply } from "./gitlab-fake-http"
 
 // Just enough GraphQL for the reviewer: the `mergeRequestRequestChanges` mutation (input
@@ -57,7 +66,9 @@ export function answerGraphql(body: unknown, context: GraphqlContext): Reply {
   const request = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>
   const query = typeof request.query === "string" ? request.query : null
   if (!query) return { status: 200, body: { errors: [{ message: "No query string was present" }] } }
-  const variables = (typeof request.variables === "object" && request.variables !== null ? request.variables : {}) as Record<string, unknown>
+  const variables = (
+    typeof request.variables === "object" && request.variables !== null ? request.variables : {}
+  ) as Record<string, unknown>
   let operations: Operation[]
   try {
     operations = parseDocument(query)
@@ -65,8 +76,15 @@ export function answerGraphql(body: unknown, context: GraphqlContext): Reply {
     if (!(error instanceof GraphQLError)) throw error
     return { status: 200, body: { errors: [{ message: error.message, locations: error.locations ?? [] }] } }
   }
-  const wanted = typeof request.operationName === "string" ? operations.find((op) => op.name === request.operationName) : operations[0]
-  if (!wanted) return { status: 200, body: { errors: [{ message: "No operation named \"" + String(request.operationName) + "\"" }] } }
+  const wanted =
+    typeof request.operationName === "string"
+      ? operations.find((op) => op.name === request.operationName)
+      : operations[0]
+  if (!wanted)
+    return {
+      status: 200,
+      body: { errors: [{ message: 'No operation named "' + String(request.operationName) + '"' }] },
+    }
   const rootType = wanted.type === "mutation" ? "Mutation" : "Query"
   const pathRoot = wanted.name ? `${wanted.type} ${wanted.name}` : wanted.type
   const errors: unknown[] = []
@@ -90,19 +108,37 @@ export function answerGraphql(body: unknown, context: GraphqlContext): Reply {
       }
     }
     if ("argumentError" in result) {
-      return { status: 200, body: { errors: [{ message: result.argumentError, locations: [{ line: field.line, column: field.column }], path: [pathRoot, field.name] }] } }
+      return {
+        status: 200,
+        body: {
+          errors: [
+            {
+              message: result.argumentError,
+              locations: [{ line: field.line, column: field.column }],
+              path: [pathRoot, field.name],
+            },
+          ],
+        },
+      }
     }
     data[key] = result.value
-    if (result.error) errors.push({ message: result.error, locations: [{ line: field.line, column: field.column }], path: [key] })
+    if (result.error)
+      errors.push({ message: result.error, locations: [{ line: field.line, column: field.column }], path: [key] })
   }
   return { status: 200, body: errors.length > 0 ? { data, errors } : { data } }
 }
 
 type RootResult = { value: unknown; error?: string } | { undefinedField: true } | { argumentError: string }
 
-const notFoundMessage = "The resource that you are attempting to access does not exist or you don't have permission to perform this action"
+const notFoundMessage =
+  "The resource that you are attempting to access does not exist or you don't have permission to perform this action"
 
-function resolveRoot(field: Field, rootType: string, variables: Record<string, unknown>, context: GraphqlContext): RootResult {
+function resolveRoot(
+  field: Field,
+  rootType: string,
+  variables: Record<string, unknown>,
+  context: GraphqlContext,
+): RootResult {
   if (field.name === "__typename") return { value: rootType }
   if (field.name === "__schema") {
     const schema = { queryType: { name: "Query" }, mutationType: mutationTypeObject(context) }
@@ -116,7 +152,13 @@ function resolveRoot(field: Field, rootType: string, variables: Record<string, u
     const user = context.currentUser
     if (!user) return { value: null }
     return {
-      value: select(field.selection, { id: `gid://gitlab/User/${user.id}`, username: user.username, name: user.name, bot: user.bot, __typename: "CurrentUser" }),
+      value: select(field.selection, {
+        id: `gid://gitlab/User/${user.id}`,
+        username: user.username,
+        name: user.name,
+        bot: user.bot,
+        __typename: "CurrentUser",
+      }),
     }
   }
   if (rootType === "Mutation" && field.name === "mergeRequestRequestChanges" && context.requestChangesAvailable) {
@@ -127,26 +169,44 @@ function resolveRoot(field: Field, rootType: string, variables: Record<string, u
     if (!context.currentUser) return { value: null, error: notFoundMessage }
     const outcome = context.requestChanges(resolved.projectPath, resolved.iid)
     if (!outcome) return { value: null, error: notFoundMessage }
-    const payload = { mergeRequest: outcome.mergeRequest, errors: outcome.errors, clientMutationId: null, __typename: "MergeRequestRequestChangesPayload" }
+    const payload = {
+      mergeRequest: outcome.mergeRequest,
+      errors: outcome.errors,
+      clientMutationId: null,
+      __typename: "MergeRequestRequestChangesPayload",
+    }
     return { value: select(field.selection, payload) }
   }
   return { undefinedField: true }
 }
 
-function evaluateInput(node: ValueNode, variables: Record<string, unknown>): { projectPath: string; iid: string } | { error: string } {
+function evaluateInput(
+  node: ValueNode,
+  variables: Record<string, unknown>,
+): { projectPath: string; iid: string } | { error: string } {
   const inputType = "MergeRequestRequestChangesInput"
   const value = node.kind === "variable" ? variables[node.name] : undefined
   if (node.kind === "variable") {
-    if (typeof value !== "object" || value === null) return { error: `Variable $${node.name} of type ${inputType}! was provided invalid value` }
+    if (typeof value !== "object" || value === null)
+      return { error: `Variable $${node.name} of type ${inputType}! was provided invalid value` }
     const record = value as Record<string, unknown>
     for (const key of ["projectPath", "iid"]) {
-      if (typeof record[key] !== "string") return { error: `Variable $${node.name} of type ${inputType}! was provided invalid value for ${key} (Expected value to not be null)` }
+      if (typeof record[key] !== "string")
+        return {
+          error: `Variable $${node.name} of type ${inputType}! was provided invalid value for ${key} (Expected value to not be null)`,
+        }
     }
     return { projectPath: record.projectPath as string, iid: record.iid as string }
   }
-  if (node.kind !== "object") return { error: `Argument 'input' on Field 'mergeRequestRequestChanges' has an invalid value. Expected type '${inputType}!'.` }
+  if (node.kind !== "object")
+    return {
+      error: `Argument 'input' on Field 'mergeRequestRequestChanges' has an invalid value. Expected type '${inputType}!'.`,
+    }
   const out: Record<string, string> = {}
-  for (const [key, type] of [["projectPath", "ID!"], ["iid", "String!"]] as const) {
+  for (const [key, type] of [
+    ["projectPath", "ID!"],
+    ["iid", "String!"],
+  ] as const) {
     const entry = node.fields[key]
     if (!entry) return { error: `Argument '${key}' on InputObject '${inputType}' is required. Expected type ${type}` }
     if (entry.kind === "variable") {
@@ -160,7 +220,9 @@ function evaluateInput(node: ValueNode, variables: Record<string, unknown>): { p
     }
     const literal = entry.kind === "literal" ? entry.value : undefined
     if (typeof literal !== "string") {
-      return { error: `Argument '${key}' on InputObject '${inputType}' has an invalid value (${JSON.stringify(literal)}). Expected type '${type}'.` }
+      return {
+        error: `Argument '${key}' on InputObject '${inputType}' has an invalid value (${JSON.stringify(literal)}). Expected type '${type}'.`,
+      }
     }
     out[key] = literal
   }
@@ -169,18 +231,40 @@ function evaluateInput(node: ValueNode, variables: Record<string, unknown>): { p
 
 function mutationTypeObject(context: GraphqlContext) {
   const names = [...baseMutations, ...(context.requestChangesAvailable ? ["mergeRequestRequestChanges"] : [])].sort()
-  return { name: "Mutation", kind: "OBJECT", fields: names.map((name) => ({ name, description: null, __typename: "__Field" })), __typename: "__Type" }
+  return {
+    name: "Mutation",
+    kind: "OBJECT",
+    fields: names.map((name) => ({ name, description: null, __typename: "__Field" })),
+    __typename: "__Type",
+  }
 }
 
 function typeObject(name: string, context: GraphqlContext): unknown {
   if (name === "Mutation") return mutationTypeObject(context)
-  if (name === "Query") return { name: "Query", kind: "OBJECT", fields: [{ name: "currentUser" }, { name: "project" }], __typename: "__Type" }
+  if (name === "Query")
+    return {
+      name: "Query",
+      kind: "OBJECT",
+      fields: [{ name: "currentUser" }, { name: "project" }],
+      __typename: "__Type",
+    }
   if (!context.requestChangesAvailable) return null
   if (name === "MergeRequestRequestChangesInput") {
-    return { name, kind: "INPUT_OBJECT", inputFields: ["clientMutationId", "projectPath", "iid"].map((field) => ({ name: field })), fields: null, __typename: "__Type" }
+    return {
+      name,
+      kind: "INPUT_OBJECT",
+      inputFields: ["clientMutationId", "projectPath", "iid"].map((field) => ({ name: field })),
+      fields: null,
+      __typename: "__Type",
+    }
   }
   if (name === "MergeRequestRequestChangesPayload") {
-    return { name, kind: "OBJECT", fields: ["clientMutationId", "errors", "mergeRequest"].map((field) => ({ name: field })), __typename: "__Type" }
+    return {
+      name,
+      kind: "OBJECT",
+      fields: ["clientMutationId", "errors", "mergeRequest"].map((field) => ({ name: field })),
+      __typename: "__Type",
+    }
   }
   return null
 }
@@ -210,10 +294,16 @@ function parseDocument(query: string): Operation[] {
   const document = parse(query, { noLocation: false })
   const operations: Operation[] = []
   for (const definition of document.definitions) {
-    if (definition.kind === Kind.FRAGMENT_DEFINITION) throw located("fragments are not supported by the GitLab fake", definition)
-    if (definition.kind !== Kind.OPERATION_DEFINITION) throw located(`${definition.kind} is not an executable definition`, definition)
+    if (definition.kind === Kind.FRAGMENT_DEFINITION)
+      throw located("fragments are not supported by the GitLab fake", definition)
+    if (definition.kind !== Kind.OPERATION_DEFINITION)
+      throw located(`${definition.kind} is not an executable definition`, definition)
     if (definition.operation === "subscription") throw located("subscriptions are not supported", definition)
-    operations.push({ type: definition.operation, name: definition.name?.value ?? null, selection: fieldsOf(definition.selectionSet) })
+    operations.push({
+      type: definition.operation,
+      name: definition.name?.value ?? null,
+      selection: fieldsOf(definition.selectionSet),
+    })
   }
   return operations
 }
@@ -244,7 +334,10 @@ function valueOf(node: ValueAstNode): ValueNode {
     case Kind.LIST:
       return { kind: "list", items: node.values.map(valueOf) }
     case Kind.OBJECT:
-      return { kind: "object", fields: Object.fromEntries(node.fields.map((field) => [field.name.value, valueOf(field.value)])) }
+      return {
+        kind: "object",
+        fields: Object.fromEntries(node.fields.map((field) => [field.name.value, valueOf(field.value)])),
+      }
     case Kind.INT:
     case Kind.FLOAT:
       return { kind: "literal", value: Number(node.value) }

@@ -42,7 +42,8 @@ export function grapeError(status: number, text: string): Reply {
 export const unauthorized = (): Reply => message(401, "401 Unauthorized")
 export const forbidden = (): Reply => message(403, "403 Forbidden")
 /** `not_found!(resource)` → "404 <Resource> Not Found"; ActiveRecord::RecordNotFound → "404 Not found". */
-export const notFound = (resource?: string): Reply => message(404, resource ? `404 ${resource} Not Found` : "404 Not Found")
+export const notFound = (resource?: string): Reply =>
+  message(404, resource ? `404 ${resource} Not Found` : "404 Not Found")
 export const recordNotFound = (): Reply => message(404, "404 Not found")
 export const badRequest = (reason: string): Reply => message(400, `400 Bad request - ${reason}`)
 
@@ -60,7 +61,9 @@ export async function parseBody(request: Request): Promise<ParsedBody> {
   if (buffer.byteLength === 0) return { kind: "none", value: {} }
   if (contentType.startsWith("multipart/form-data")) {
     try {
-      const form = await new Response(buffer, { headers: { "content-type": request.headers.get("content-type") ?? "" } }).formData()
+      const form = await new Response(buffer, {
+        headers: { "content-type": request.headers.get("content-type") ?? "" },
+      }).formData()
       const flat: Record<string, string> = {}
       const pairs: [string, string][] = []
       for (const [key, value] of form.entries()) {

@@ -1,6 +1,13 @@
 import { randomBytes } from "node:crypto"
 import { appliesToMergeRequest, extractQuickActions, type ExtractedCommand } from "./gitlab-fake-quick-actions"
-import type { FakeDiscussion, FakeNote, FakePosition, FakeQuickAction, FakeUser, ReviewerState } from "./gitlab-fake-types"
+import type {
+  FakeDiscussion,
+  FakeNote,
+  FakePosition,
+  FakeQuickAction,
+  FakeUser,
+  ReviewerState,
+} from "./gitlab-fake-types"
 import type { FakeWorld } from "./gitlab-fake-world"
 
 // Notes, threads, approvals, reviewers: how GitLab's services store a note (and the quick actions
@@ -34,7 +41,13 @@ export function createNotes(world: FakeWorld) {
 
   const storeNote = (note: FakeNote, discussion: FakeDiscussion | null): FakeDiscussion => {
     state.notes.push(note)
-    const thread = discussion ?? { id: note.discussionId, individualNote: note.type === null, notes: [], resolvable: false, resolved: false }
+    const thread = discussion ?? {
+      id: note.discussionId,
+      individualNote: note.type === null,
+      notes: [],
+      resolvable: false,
+      resolved: false,
+    }
     if (!discussion) state.discussions.push(thread)
     thread.notes.push(note)
     syncDiscussion(thread)
@@ -71,7 +84,8 @@ export function createNotes(world: FakeWorld) {
   const reviewerOf = (user: FakeUser) => state.reviewers.find((reviewer) => reviewer.user.id === user.id)
   const approvedBy = (user: FakeUser) => state.approvals.some((approval) => approval.user.id === user.id)
 
-  const canApprove = (user: FakeUser) => mr.state !== "merged" && !approvedBy(user) && (user.id !== mr.author.id || options.authorCanApprove === true)
+  const canApprove = (user: FakeUser) =>
+    mr.state !== "merged" && !approvedBy(user) && (user.id !== mr.author.id || options.authorCanApprove === true)
 
   const approve = (user: FakeUser, via: "api" | "quick_action") => {
     const at = now()
@@ -79,13 +93,19 @@ export function createNotes(world: FakeWorld) {
     state.approvalEvents.push({ action: "approve", user, sha: current().headSha, at, via })
     systemNote("approved this merge request", user)
     // ApprovalService → UpdateReviewerStateService(..., "approved"): clears this user's change request.
-    replaceAll(mr.requestedChangesBy, mr.requestedChangesBy.filter((requester) => requester.id !== user.id))
+    replaceAll(
+      mr.requestedChangesBy,
+      mr.requestedChangesBy.filter((requester) => requester.id !== user.id),
+    )
     const reviewer = reviewerOf(user)
     if (reviewer) reviewer.state = "approved"
   }
 
   const unapprove = (user: FakeUser, via: "api" | "quick_action") => {
-    replaceAll(state.approvals, state.approvals.filter((approval) => approval.user.id !== user.id))
+    replaceAll(
+      state.approvals,
+      state.approvals.filter((approval) => approval.user.id !== user.id),
+    )
     state.approvalEvents.push({ action: "unapprove", user, sha: current().headSha, at: now(), via })
     systemNote("unapproved this merge request", user)
     const reviewer = reviewerOf(user)
@@ -96,14 +116,19 @@ export function createNotes(world: FakeWorld) {
   const updateReviewerState = (user: FakeUser, reviewerState: ReviewerState): string[] => {
     const reviewer = reviewerOf(user)
     if (!reviewer) return ["Reviewer not found"]
-    if (reviewer.state === "approved" && reviewerState !== "requested_changes" && reviewerState !== "unapproved") return ["Reviewer has approved"]
+    if (reviewer.state === "approved" && reviewerState !== "requested_changes" && reviewerState !== "unapproved")
+      return ["Reviewer has approved"]
     reviewer.state = reviewerState
     if (reviewerState === "requested_changes") {
       if (!mr.requestedChangesBy.some((requester) => requester.id === user.id)) mr.requestedChangesBy.push(user)
       systemNote("requested changes", user)
       if (approvedBy(user)) unapprove(user, "api")
     }
-    if (reviewerState === "approved") replaceAll(mr.requestedChangesBy, mr.requestedChangesBy.filter((requester) => requester.id !== user.id))
+    if (reviewerState === "approved")
+      replaceAll(
+        mr.requestedChangesBy,
+        mr.requestedChangesBy.filter((requester) => requester.id !== user.id),
+      )
     return []
   }
 
@@ -118,9 +143,24 @@ export function createNotes(world: FakeWorld) {
     const added = next.filter((user) => !before.some((reviewer) => reviewer.user.id === user.id))
     const removed = before.filter((reviewer) => !next.some((user) => user.id === reviewer.user.id))
     const at = now()
-    replaceAll(state.reviewers, next.map((user) => before.find((reviewer) => reviewer.user.id === user.id) ?? { user, state: "unreviewed" as ReviewerState, createdAt: at }))
-    if (added.length > 0) systemNote(`requested review from ${added.map((user) => `@${user.username}`).join(" and ")}`, actor)
-    if (removed.length > 0) systemNote(`removed review request for ${removed.map((reviewer) => `@${reviewer.user.username}`).join(" and ")}`, actor)
+    replaceAll(
+      state.reviewers,
+      next.map(
+        (user) =>
+          before.find((reviewer) => reviewer.user.id === user.id) ?? {
+            user,
+            state: "unreviewed" as ReviewerState,
+            createdAt: at,
+          },
+      ),
+    )
+    if (added.length > 0)
+      systemNote(`requested review from ${added.map((user) => `@${user.username}`).join(" and ")}`, actor)
+    if (removed.length > 0)
+      systemNote(
+        `removed review request for ${removed.map((reviewer) => `@${reviewer.user.username}`).join(" and ")}`,
+        actor,
+      )
   }
 
   // Gitlab::QuickActions::UsersExtractor, for known users: "@name", "name" or "me".
@@ -147,14 +187,27 @@ export function createNotes(world: FakeWorld) {
     const changes: Record<string, unknown> = {}
     for (const command of commands) {
       const outcome = applyCommand(command, actor, headSha, changes)
-      state.executedQuickActions.push({ ...command, user: actor, noteId, via, applied: outcome.applied, message: outcome.message, at: now() })
+      state.executedQuickActions.push({
+        ...command,
+        user: actor,
+        noteId,
+        via,
+        applied: outcome.applied,
+        message: outcome.message,
+        at: now(),
+      })
       if (outcome.applied && outcome.message) messages.push(outcome.message)
       if (!outcome.applied) errors.push(outcome.message)
     }
     return { messages, errors, changes }
   }
 
-  const applyCommand = (command: ExtractedCommand, actor: FakeUser, headSha: string | null, changes: Record<string, unknown>): { applied: boolean; message: string } => {
+  const applyCommand = (
+    command: ExtractedCommand,
+    actor: FakeUser,
+    headSha: string | null,
+    changes: Record<string, unknown>,
+  ): { applied: boolean; message: string } => {
     const refused = { applied: false, message: `Could not apply ${command.name} command.` }
     if (!appliesToMergeRequest(command.name)) return refused
     const open = mr.state === "opened"
@@ -179,30 +232,45 @@ export function createNotes(world: FakeWorld) {
           return { applied: true, message: "Submitted the current review. Approved the current merge request." }
         }
         if (wanted === "requested_changes") requestChanges(actor, "quick_action")
-        else if (["unreviewed", "reviewed", "approved", "unapproved", "review_started"].includes(wanted)) updateReviewerState(actor, wanted as ReviewerState)
+        else if (["unreviewed", "reviewed", "approved", "unapproved", "review_started"].includes(wanted))
+          updateReviewerState(actor, wanted as ReviewerState)
         return { applied: true, message: "Submitted the current review." }
       }
       case "assign_reviewer":
       case "request_review": {
         const wanted = usersIn(command.argument, actor)
-        if (wanted.length === 0) return { applied: true, message: "Failed to assign a reviewer because no user was specified." }
-        const next = [...state.reviewers.map((reviewer) => reviewer.user), ...wanted.filter((user) => !reviewerOf(user))]
+        if (wanted.length === 0)
+          return { applied: true, message: "Failed to assign a reviewer because no user was specified." }
+        const next = [
+          ...state.reviewers.map((reviewer) => reviewer.user),
+          ...wanted.filter((user) => !reviewerOf(user)),
+        ]
         setReviewers(next, actor)
         changes.reviewer_ids = next.map((user) => user.id)
-        return { applied: true, message: `Assigned ${wanted.map((user) => `@${user.username}`).join(" and ")} as reviewer.` }
+        return {
+          applied: true,
+          message: `Assigned ${wanted.map((user) => `@${user.username}`).join(" and ")} as reviewer.`,
+        }
       }
       case "unassign_reviewer": {
         if (state.reviewers.length === 0) return refused
         const named = usersIn(command.argument, actor)
-        const next = named.length > 0 ? state.reviewers.map((reviewer) => reviewer.user).filter((user) => !named.some((other) => other.id === user.id)) : []
+        const next =
+          named.length > 0
+            ? state.reviewers
+                .map((reviewer) => reviewer.user)
+                .filter((user) => !named.some((other) => other.id === user.id))
+            : []
         setReviewers(next, actor)
         changes.reviewer_ids = next.map((user) => user.id)
         return { applied: true, message: "Removed reviewer." }
       }
       case "merge":
         if (!open) return refused
-        if (!headSha) return { applied: true, message: "The `/merge` quick action requires the SHA of the head of the branch." }
-        if (headSha !== current().headSha) return { applied: true, message: "Branch has been updated since the merge was requested." }
+        if (!headSha)
+          return { applied: true, message: "The `/merge` quick action requires the SHA of the head of the branch." }
+        if (headSha !== current().headSha)
+          return { applied: true, message: "Branch has been updated since the merge was requested." }
         mr.state = "merged"
         mr.mergedAt = now()
         changes.merge = headSha
@@ -261,10 +329,22 @@ export function createNotes(world: FakeWorld) {
   }
 
   // Notes::CreateService: quick actions run before saving; a commands-only note is not stored.
-  const createNote = (input: NewNote): { note: FakeNote | null; discussion: FakeDiscussion | null; commands: ReturnType<typeof runQuickActions> & { only: boolean; found: boolean } } => {
+  const createNote = (
+    input: NewNote,
+  ): {
+    note: FakeNote | null
+    discussion: FakeDiscussion | null
+    commands: ReturnType<typeof runQuickActions> & { only: boolean; found: boolean }
+  } => {
     const id = world.ids.note++
     const extracted = extractQuickActions(input.body)
-    const commands = runQuickActions(extracted.commands, input.author, input.via, extracted.content === "" ? null : id, input.mergeRequestDiffHeadSha ?? null)
+    const commands = runQuickActions(
+      extracted.commands,
+      input.author,
+      input.via,
+      extracted.content === "" ? null : id,
+      input.mergeRequestDiffHeadSha ?? null,
+    )
     const only = extracted.content === "" && extracted.commands.length > 0
     if (only) return { note: null, discussion: null, commands: { ...commands, only, found: true } }
     const at = now()
@@ -345,11 +425,21 @@ export function createNotes(world: FakeWorld) {
   }
 
   const removeNote = (note: FakeNote) => {
-    replaceAll(state.notes, state.notes.filter((other) => other.id !== note.id))
+    replaceAll(
+      state.notes,
+      state.notes.filter((other) => other.id !== note.id),
+    )
     const discussion = state.discussions.find((other) => other.id === note.discussionId)
     if (!discussion) return
-    replaceAll(discussion.notes, discussion.notes.filter((other) => other.id !== note.id))
-    if (discussion.notes.length === 0) replaceAll(state.discussions, state.discussions.filter((other) => other !== discussion))
+    replaceAll(
+      discussion.notes,
+      discussion.notes.filter((other) => other.id !== note.id),
+    )
+    if (discussion.notes.length === 0)
+      replaceAll(
+        state.discussions,
+        state.discussions.filter((other) => other !== discussion),
+      )
     else syncDiscussion(discussion)
   }
 

@@ -1,4 +1,16 @@
-import { badRequest, coerceInteger, coerceString, grapeError, json, notFound, paginate, ParamsError, recordNotFound, type ParsedBody, type Reply } from "./gitlab-fake-http"
+import {
+  badRequest,
+  coerceInteger,
+  coerceString,
+  grapeError,
+  json,
+  notFound,
+  paginate,
+  ParamsError,
+  recordNotFound,
+  type ParsedBody,
+  type Reply,
+} from "./gitlab-fake-http"
 import type { FakeNotes } from "./gitlab-fake-notes"
 import type { Caller, FakeNote, FakeUser } from "./gitlab-fake-types"
 import type { FakeWorld } from "./gitlab-fake-world"
@@ -39,7 +51,12 @@ export function createPlumbing(world: FakeWorld) {
   const identify = (request: Request, url: URL, jobTokenAllowed: boolean): Caller => {
     const header = (name: string) => request.headers.get(name) ?? undefined
     const bearer = /^Bearer\s+(.+)$/i.exec(header("authorization") ?? "")?.[1]
-    const personal = header("private-token") ?? url.searchParams.get("private_token") ?? bearer ?? url.searchParams.get("access_token") ?? undefined
+    const personal =
+      header("private-token") ??
+      url.searchParams.get("private_token") ??
+      bearer ??
+      url.searchParams.get("access_token") ??
+      undefined
     if (personal !== undefined) {
       if (personal === tokens.bot) return { user: bot, kind: "token" }
       if (personal === tokens.human) return { user: author, kind: "token" }
@@ -47,7 +64,8 @@ export function createPlumbing(world: FakeWorld) {
     }
     const job = header("job-token") ?? url.searchParams.get("job_token") ?? undefined
     // A job token only authenticates on routes marked job_token_allowed; elsewhere it is ignored.
-    if (job !== undefined && jobTokenAllowed) return job === tokens.job ? { user: author, kind: "job" } : { user: null, kind: "invalid" }
+    if (job !== undefined && jobTokenAllowed)
+      return job === tokens.job ? { user: author, kind: "job" } : { user: null, kind: "invalid" }
     return { user: null, kind: "anonymous" }
   }
 
@@ -85,12 +103,21 @@ export function createPlumbing(world: FakeWorld) {
     return { ...extra, ...params }
   }
 
-  const list = <T>(context: Context, items: T[], routeParams: Record<string, string>, render: (item: T) => unknown): Reply => {
+  const list = <T>(
+    context: Context,
+    items: T[],
+    routeParams: Record<string, string>,
+    render: (item: T) => unknown,
+  ): Reply => {
     const { page, headers } = paginate(items, context.query, context.url, linkParams(context, routeParams))
     return json(200, page.map(render), headers)
   }
 
-  const noteCreationResult = (result: ReturnType<FakeNotes["createNote"]>, present: () => unknown, status = 201): Reply => {
+  const noteCreationResult = (
+    result: ReturnType<FakeNotes["createNote"]>,
+    present: () => unknown,
+    status = 201,
+  ): Reply => {
     // API::Helpers::NotesHelpers#process_note_creation_result
     if (result.commands.only) {
       if (result.commands.errors.length > 0) return badRequest(result.commands.errors.join(", "))
@@ -113,7 +140,18 @@ export function createPlumbing(world: FakeWorld) {
     return coerceString(context.params.body, "body", errors)
   }
 
-  return { identify, projectMatches, target, mustWrite, findDiscussion, findNote, list, noteCreationResult, noteErrors, requireBody }
+  return {
+    identify,
+    projectMatches,
+    target,
+    mustWrite,
+    findDiscussion,
+    findNote,
+    list,
+    noteCreationResult,
+    noteErrors,
+    requireBody,
+  }
 }
 
 /** Ruby's Hash#inspect of ActiveModel errors (Ruby < 3.4): {:line_code=>["can't be blank", ...]}. */

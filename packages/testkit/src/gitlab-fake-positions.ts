@@ -51,15 +51,26 @@ export function createPositions(world: FakeWorld) {
     const y = coerceInteger(input.y, "position[y]", errors)
     let lineRange: unknown = null
     if (input.line_range !== undefined && input.line_range !== null) {
-      if (typeof input.line_range !== "object" || Array.isArray(input.line_range)) errors.push("position[line_range] is invalid")
+      if (typeof input.line_range !== "object" || Array.isArray(input.line_range))
+        errors.push("position[line_range] is invalid")
       else lineRange = parseLineRange(input.line_range as Record<string, unknown>, errors)
     }
-    const type = (["text", "image", "file"].includes(positionType) ? positionType : "text") as FakePosition["position_type"]
+    const type = (
+      ["text", "image", "file"].includes(positionType) ? positionType : "text"
+    ) as FakePosition["position_type"]
     const base = { base_sha: baseSha, start_sha: startSha, head_sha: headSha, old_path: oldPath, new_path: newPath }
     if (type === "file") return { position: { ...base, position_type: "file" }, oldLine, newLine }
-    if (type === "image") return { position: { ...base, position_type: "image", width, height, x, y }, oldLine, newLine }
+    if (type === "image")
+      return { position: { ...base, position_type: "image", width, height, x, y }, oldLine, newLine }
     return {
-      position: { ...base, position_type: "text", old_line: oldLine, new_line: newLine, line_range: lineRange, ignore_whitespace_change: false },
+      position: {
+        ...base,
+        position_type: "text",
+        old_line: oldLine,
+        new_line: newLine,
+        line_range: lineRange,
+        ignore_whitespace_change: false,
+      },
       oldLine,
       newLine,
     }
@@ -87,7 +98,12 @@ export function createPositions(world: FakeWorld) {
   const shasAllowed = (position: FakePosition): boolean => {
     if (positionShas === "repository") return true
     const candidates = positionShas === "current" ? [current()] : state.versions
-    return candidates.some((version) => version.baseSha === position.base_sha && version.startSha === position.start_sha && version.headSha === position.head_sha)
+    return candidates.some(
+      (version) =>
+        version.baseSha === position.base_sha &&
+        version.startSha === position.start_sha &&
+        version.headSha === position.head_sha,
+    )
   }
 
   // DiffNote validations: set_line_code (via Gitlab::Diff::Position#line_code) and positions_complete.
@@ -133,7 +149,11 @@ export function createPositions(world: FakeWorld) {
     }
   }
 
-  const lineCodeFor = (file: FakeDiffFile, baseSha: string, parsed: { oldLine: number | null; newLine: number | null }): string | null => {
+  const lineCodeFor = (
+    file: FakeDiffFile,
+    baseSha: string,
+    parsed: { oldLine: number | null; newLine: number | null },
+  ): string | null => {
     const found = lineCodeForPosition(git, file, baseSha, parsed)
     if (!found) return null
     if (found.unfolded && !unfold) return null
@@ -152,10 +172,23 @@ export function createPositions(world: FakeWorld) {
       const newPath = position.new_path ?? oldPath
       const oldLine = position.old_line ?? null
       const newLine = position.new_line ?? null
-      const tracedNew = newLine === null ? null : traceLine(git, previous.headSha, next.headSha, newPath, newPath, newLine)
-      const tracedOld = oldLine === null ? null : previous.baseSha === next.baseSha ? oldLine : traceLine(git, previous.baseSha, next.baseSha, oldPath, oldPath, oldLine)
+      const tracedNew =
+        newLine === null ? null : traceLine(git, previous.headSha, next.headSha, newPath, newPath, newLine)
+      const tracedOld =
+        oldLine === null
+          ? null
+          : previous.baseSha === next.baseSha
+            ? oldLine
+            : traceLine(git, previous.baseSha, next.baseSha, oldPath, oldPath, oldLine)
       if ((newLine !== null && tracedNew === null) || (oldLine !== null && tracedOld === null)) continue
-      const moved: FakePosition = { ...position, base_sha: next.baseSha, start_sha: next.startSha, head_sha: next.headSha, old_line: tracedOld, new_line: tracedNew }
+      const moved: FakePosition = {
+        ...position,
+        base_sha: next.baseSha,
+        start_sha: next.startSha,
+        head_sha: next.headSha,
+        old_line: tracedOld,
+        new_line: tracedNew,
+      }
       const paths = [...new Set([oldPath, newPath].filter(Boolean))]
       const file = diffFileFor(moved, paths)
       const lineCode = file ? lineCodeFor(file, next.baseSha, { oldLine: tracedOld, newLine: tracedNew }) : null

@@ -127,7 +127,10 @@ function escape(text: string): string {
 function commandsRegex(names: string[]): RegExp {
   // Longer names first so that an alias that is a prefix of another never wins by accident;
   // Onigmo backtracks through the union either way, so the matched set is the same.
-  const union = [...names].sort((a, b) => b.length - a.length).map(escape).join("|")
+  const union = [...names]
+    .sort((a, b) => b.length - a.length)
+    .map(escape)
+    .join("|")
   return new RegExp(
     [
       "(?<code>^```.+?\\n```$)",

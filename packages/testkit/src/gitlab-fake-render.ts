@@ -10,7 +10,11 @@ import type { FakeWorld } from "./gitlab-fake-world"
 
 export type FakeRender = ReturnType<typeof createRender>
 
-export function createRender(world: FakeWorld, { hasConflicts }: Pick<FakeVersions, "hasConflicts">, { canApprove }: Pick<FakeNotes, "canApprove">) {
+export function createRender(
+  world: FakeWorld,
+  { hasConflicts }: Pick<FakeVersions, "hasConflicts">,
+  { canApprove }: Pick<FakeNotes, "canApprove">,
+) {
   const { options, git, state, mr, projectId, projectPath, iid, current } = world
 
   const userBasic = (user: FakeUser) => ({
@@ -63,7 +67,10 @@ export function createRender(world: FakeWorld, { hasConflicts }: Pick<FakeVersio
   })
 
   const renderDiff = (file: FakeVersionFile, unidiff: boolean) => ({
-    diff: unidiff && file.diff !== "" && !file.binary ? `--- ${file.newFile ? "/dev/null" : `a/${file.oldPath}`}\n+++ ${file.deletedFile ? "/dev/null" : `b/${file.newPath}`}\n${file.diff}` : file.diff,
+    diff:
+      unidiff && file.diff !== "" && !file.binary
+        ? `--- ${file.newFile ? "/dev/null" : `a/${file.oldPath}`}\n+++ ${file.deletedFile ? "/dev/null" : `b/${file.newPath}`}\n${file.diff}`
+        : file.diff,
     collapsed: file.collapsed,
     too_large: file.tooLarge,
     new_path: file.newPath,
@@ -108,19 +115,25 @@ export function createRender(world: FakeWorld, { hasConflicts }: Pick<FakeVersio
     patch_id_sha: version.patchIdSha,
   })
 
-  const unresolvedThreads = () => state.discussions.filter((discussion) => discussion.resolvable && !discussion.resolved)
+  const unresolvedThreads = () =>
+    state.discussions.filter((discussion) => discussion.resolvable && !discussion.resolved)
 
   const detailedMergeStatus = (): string => {
     if (mr.state !== "opened") return "not_open"
     if (mr.draft) return "draft_status"
     if (hasConflicts()) return "conflict"
-    if (options.onlyAllowMergeIfAllDiscussionsAreResolved && unresolvedThreads().length > 0) return "discussions_not_resolved"
+    if (options.onlyAllowMergeIfAllDiscussionsAreResolved && unresolvedThreads().length > 0)
+      return "discussions_not_resolved"
     if (state.approvals.length < (options.approvalsRequired ?? 0)) return "not_approved"
     if ((options.requestedChangesBlockMerge ?? true) && mr.requestedChangesBy.length > 0) return "requested_changes"
     return "mergeable"
   }
 
-  const renderMergeRequest = (caller: Caller, expanded: boolean, extra: { divergedCommits?: boolean; rebaseInProgress?: boolean } = {}) => {
+  const renderMergeRequest = (
+    caller: Caller,
+    expanded: boolean,
+    extra: { divergedCommits?: boolean; rebaseInProgress?: boolean } = {},
+  ) => {
     const version = current()
     const conflicts = hasConflicts()
     const out: Record<string, unknown> = {
@@ -173,7 +186,9 @@ export function createRender(world: FakeWorld, { hasConflicts }: Pick<FakeVersio
       squash_on_merge: false,
       task_completion_status: { count: 0, completed_count: 0 },
       has_conflicts: conflicts,
-      blocking_discussions_resolved: !(options.onlyAllowMergeIfAllDiscussionsAreResolved && unresolvedThreads().length > 0),
+      blocking_discussions_resolved: !(
+        options.onlyAllowMergeIfAllDiscussionsAreResolved && unresolvedThreads().length > 0
+      ),
       approvals_before_merge: null,
     }
     if (!expanded) return out
@@ -204,7 +219,10 @@ export function createRender(world: FakeWorld, { hasConflicts }: Pick<FakeVersio
       user_has_approved: approved,
       user_can_approve: caller.user !== null && canApprove(caller.user),
       approved: state.approvals.length > 0,
-      approved_by: state.approvals.map((approval) => ({ user: userBasic(approval.user), approved_at: approval.approvedAt })),
+      approved_by: state.approvals.map((approval) => ({
+        user: userBasic(approval.user),
+        approved_at: approval.approvedAt,
+      })),
     }
   }
 

@@ -1,4 +1,14 @@
-import { badRequest, coerceBoolean, coerceString, forbidden, grapeError, json, notFound, recordNotFound, type Reply } from "./gitlab-fake-http"
+import {
+  badRequest,
+  coerceBoolean,
+  coerceString,
+  forbidden,
+  grapeError,
+  json,
+  notFound,
+  recordNotFound,
+  type Reply,
+} from "./gitlab-fake-http"
 import type { FakeNotes } from "./gitlab-fake-notes"
 import { mrPath, rubyInspect, type Context, type FakePlumbing, type Route } from "./gitlab-fake-plumbing"
 import type { FakePositions } from "./gitlab-fake-positions"
@@ -10,7 +20,13 @@ import type { FakeWorld } from "./gitlab-fake-world"
 // Routes of notes and discussions on the merge request (lib/api/notes.rb, lib/api/discussions.rb):
 // list, show, create (plain, DiffNote, reply), edit, resolve, delete.
 
-export function createNoteRoutes(world: FakeWorld, notes: FakeNotes, positions: FakePositions, render: FakeRender, plumbing: FakePlumbing): Route[] {
+export function createNoteRoutes(
+  world: FakeWorld,
+  notes: FakeNotes,
+  positions: FakePositions,
+  render: FakeRender,
+  plumbing: FakePlumbing,
+): Route[] {
   const { state, mr, now } = world
   const { syncDiscussion, runQuickActions, createNote, reply, setResolved, removeNote, canEdit } = notes
   const { parsePosition, validateDiffNote } = positions
@@ -32,13 +48,21 @@ export function createNoteRoutes(world: FakeWorld, notes: FakeNotes, positions: 
         const filter = context.query.get("activity_filter") ?? "all_notes"
         if (!["created_at", "updated_at"].includes(orderBy)) errors.push("order_by does not have a valid value")
         if (!["asc", "desc"].includes(sort)) errors.push("sort does not have a valid value")
-        if (!["all_notes", "only_comments", "only_activity"].includes(filter)) errors.push("activity_filter does not have a valid value")
+        if (!["all_notes", "only_comments", "only_activity"].includes(filter))
+          errors.push("activity_filter does not have a valid value")
         if (errors.length > 0) return grapeError(400, errors.join(", "))
         const key = orderBy === "updated_at" ? "updatedAt" : "createdAt"
         const notes = state.notes
-          .filter((note) => (filter === "only_comments" ? !note.system : filter === "only_activity" ? note.system : true))
+          .filter((note) =>
+            filter === "only_comments" ? !note.system : filter === "only_activity" ? note.system : true,
+          )
           .sort((a, b) => (a[key] === b[key] ? a.id - b.id : a[key] < b[key] ? -1 : 1) * (sort === "asc" ? 1 : -1))
-        return list(context, notes, { id: context.path.id!, noteable_id: context.path.iid!, order_by: orderBy, sort, activity_filter: filter }, renderNote)
+        return list(
+          context,
+          notes,
+          { id: context.path.id!, noteable_id: context.path.iid!, order_by: orderBy, sort, activity_filter: filter },
+          renderNote,
+        )
       },
     },
     {
@@ -60,7 +84,9 @@ export function createNoteRoutes(world: FakeWorld, notes: FakeNotes, positions: 
       run: (context) => {
         const errors: string[] = []
         const body = requireBody(context, errors)
-        const internal = coerceBoolean(context.params.internal, "internal", errors) ?? coerceBoolean(context.params.confidential, "confidential", errors)
+        const internal =
+          coerceBoolean(context.params.internal, "internal", errors) ??
+          coerceBoolean(context.params.confidential, "confidential", errors)
         const headSha = coerceString(context.params.merge_request_diff_head_sha, "merge_request_diff_head_sha", errors)
         if (errors.length > 0) return grapeError(400, errors.join(", "))
         const failed = target(context, "noteable_id")
@@ -68,7 +94,15 @@ export function createNoteRoutes(world: FakeWorld, notes: FakeNotes, positions: 
         if (mr.discussionLocked && mustWrite(context).id !== mr.author.id) return forbidden()
         const modelErrors = noteErrors(body ?? "")
         if (modelErrors.length > 0) return badRequest(`Note ${rubyInspect(modelErrors)}`)
-        const result = createNote({ author: mustWrite(context), body: body ?? "", type: null, discussion: null, internal: internal ?? false, via: "note", mergeRequestDiffHeadSha: headSha })
+        const result = createNote({
+          author: mustWrite(context),
+          body: body ?? "",
+          type: null,
+          discussion: null,
+          internal: internal ?? false,
+          via: "note",
+          mergeRequestDiffHeadSha: headSha,
+        })
         return noteCreationResult(result, () => renderNote(result.note!))
       },
     },
@@ -101,7 +135,12 @@ export function createNoteRoutes(world: FakeWorld, notes: FakeNotes, positions: 
       run: (context) => {
         const failed = target(context, "noteable_id")
         if (failed) return failed
-        return list(context, state.discussions, { id: context.path.id!, noteable_id: context.path.iid! }, renderDiscussion)
+        return list(
+          context,
+          state.discussions,
+          { id: context.path.id!, noteable_id: context.path.iid! },
+          renderDiscussion,
+        )
       },
     },
     {
@@ -224,7 +263,12 @@ export function createNoteRoutes(world: FakeWorld, notes: FakeNotes, positions: 
         const hasResolved = "resolved" in context.params
         const body = coerceString(context.params.body, "body", errors)
         const resolved = coerceBoolean(context.params.resolved, "resolved", errors)
-        if (hasBody === hasResolved) errors.push(hasBody ? "body, resolved are mutually exclusive" : "body, resolved are missing, exactly one parameter must be provided")
+        if (hasBody === hasResolved)
+          errors.push(
+            hasBody
+              ? "body, resolved are mutually exclusive"
+              : "body, resolved are missing, exactly one parameter must be provided",
+          )
         if (errors.length > 0) return grapeError(400, errors.join(", "))
         const failed = target(context, "noteable_id")
         if (failed) return failed

@@ -1,4 +1,14 @@
-import { coerceBoolean, coerceInteger, coerceString, grapeError, json, message, notFound, recordNotFound, unauthorized } from "./gitlab-fake-http"
+import {
+  coerceBoolean,
+  coerceInteger,
+  coerceString,
+  grapeError,
+  json,
+  message,
+  notFound,
+  recordNotFound,
+  unauthorized,
+} from "./gitlab-fake-http"
 import { labelsIn, type FakeNotes } from "./gitlab-fake-notes"
 import { mrPath, type FakePlumbing, type Route } from "./gitlab-fake-plumbing"
 import type { FakeRender } from "./gitlab-fake-render"
@@ -55,19 +65,31 @@ export function createRoutes(world: FakeWorld, notes: FakeNotes, render: FakeRen
           commit_email: `${caller.user!.username}@noreply.example.test`,
         }),
     },
-    { method: "GET", pattern: ["version"], auth: "authenticate", run: () => json(200, { version: options.version ?? "17.6.0-ee", revision: "0000000" }) },
+    {
+      method: "GET",
+      pattern: ["version"],
+      auth: "authenticate",
+      run: () => json(200, { version: options.version ?? "17.6.0-ee", revision: "0000000" }),
+    },
     {
       method: "GET",
       pattern: ["metadata"],
       auth: "authenticate",
-      run: () => json(200, { version: options.version ?? "17.6.0-ee", revision: "0000000", kas: { enabled: false, externalUrl: null, version: null }, enterprise: (options.version ?? "17.6.0-ee").endsWith("-ee") }),
+      run: () =>
+        json(200, {
+          version: options.version ?? "17.6.0-ee",
+          revision: "0000000",
+          kas: { enabled: false, externalUrl: null, version: null },
+          enterprise: (options.version ?? "17.6.0-ee").endsWith("-ee"),
+        }),
     },
     {
       method: "GET",
       pattern: ["projects", ":id"],
       auth: "none",
       run: ({ path, caller }) => {
-        if (!projectMatches(path.id ?? "") || (caller.user === null && (options.visibility ?? "private") === "private")) return notFound("Project")
+        if (!projectMatches(path.id ?? "") || (caller.user === null && (options.visibility ?? "private") === "private"))
+          return notFound("Project")
         const name = projectPath.split("/").pop() ?? projectPath
         return json(200, {
           id: projectId,
@@ -119,8 +141,10 @@ export function createRoutes(world: FakeWorld, notes: FakeNotes, render: FakeRen
         const pagination = query.get("pagination") ?? "legacy"
         if (!["legacy", "keyset", "none"].includes(pagination)) errors.push("pagination does not have a valid value")
         if (errors.length > 0) return grapeError(400, errors.join(", "))
-        if (pagination === "none" && !recursive) return grapeError(400, 'pagination cannot be "none" unless "recursive" is true')
-        if (pagination === "keyset") throw new Error("gitlab-fake: keyset pagination of repository/tree is not implemented")
+        if (pagination === "none" && !recursive)
+          return grapeError(400, 'pagination cannot be "none" unless "recursive" is true')
+        if (pagination === "keyset")
+          throw new Error("gitlab-fake: keyset pagination of repository/tree is not implemented")
         const commit = git.resolveCommit(query.get("ref") ?? mr.targetBranch)
         if (!commit) return notFound("Tree")
         const folder = (query.get("path") ?? "").replace(/\/+$/, "")
@@ -138,7 +162,12 @@ export function createRoutes(world: FakeWorld, notes: FakeNotes, render: FakeRen
         })
         const sorted = ["tree", "blob", "commit"].flatMap((type) => entries.filter((entry) => entry.type === type))
         if (pagination === "none") return json(200, sorted)
-        return list(context, sorted, { id: path.id!, pagination: "legacy", recursive: String(recursive) }, (entry) => entry)
+        return list(
+          context,
+          sorted,
+          { id: path.id!, pagination: "legacy", recursive: String(recursive) },
+          (entry) => entry,
+        )
       },
     },
     {
@@ -147,7 +176,11 @@ export function createRoutes(world: FakeWorld, notes: FakeNotes, render: FakeRen
       auth: "non_get",
       jobToken: true,
       run: (context) => {
-        if (!projectMatches(context.path.id ?? "") || (context.caller.user === null && (options.visibility ?? "private") === "private")) return notFound("Project")
+        if (
+          !projectMatches(context.path.id ?? "") ||
+          (context.caller.user === null && (options.visibility ?? "private") === "private")
+        )
+          return notFound("Project")
         const stateFilter = context.query.get("state") ?? "all"
         const sourceFilter = context.query.get("source_branch")
         const targetFilter = context.query.get("target_branch")
@@ -157,8 +190,18 @@ export function createRoutes(world: FakeWorld, notes: FakeNotes, render: FakeRen
           (!sourceFilter || sourceFilter === mr.sourceBranch) &&
           (!targetFilter || targetFilter === mr.targetBranch) &&
           (iids.length === 0 || iids.includes(String(iid)))
-        return list(context, matches ? [mr] : [], { id: context.path.id!, order_by: "created_at", sort: "desc", state: "all", with_labels_details: "false", with_merge_status_recheck: "false" }, () =>
-          renderMergeRequest(context.caller, false),
+        return list(
+          context,
+          matches ? [mr] : [],
+          {
+            id: context.path.id!,
+            order_by: "created_at",
+            sort: "desc",
+            state: "all",
+            with_labels_details: "false",
+            with_merge_status_recheck: "false",
+          },
+          () => renderMergeRequest(context.caller, false),
         )
       },
     },
@@ -171,10 +214,24 @@ export function createRoutes(world: FakeWorld, notes: FakeNotes, render: FakeRen
         const failed = target(context, "merge_request_iid")
         if (failed) return failed
         const errors: string[] = []
-        const diverged = coerceBoolean(context.query.get("include_diverged_commits_count") ?? undefined, "include_diverged_commits_count", errors)
-        const rebase = coerceBoolean(context.query.get("include_rebase_in_progress") ?? undefined, "include_rebase_in_progress", errors)
+        const diverged = coerceBoolean(
+          context.query.get("include_diverged_commits_count") ?? undefined,
+          "include_diverged_commits_count",
+          errors,
+        )
+        const rebase = coerceBoolean(
+          context.query.get("include_rebase_in_progress") ?? undefined,
+          "include_rebase_in_progress",
+          errors,
+        )
         if (errors.length > 0) return grapeError(400, errors.join(", "))
-        return json(200, renderMergeRequest(context.caller, true, { divergedCommits: diverged === true, rebaseInProgress: rebase === true }))
+        return json(
+          200,
+          renderMergeRequest(context.caller, true, {
+            divergedCommits: diverged === true,
+            rebaseInProgress: rebase === true,
+          }),
+        )
       },
     },
     {
@@ -185,26 +242,50 @@ export function createRoutes(world: FakeWorld, notes: FakeNotes, render: FakeRen
         const failed = target(context, "merge_request_iid")
         if (failed) return failed
         const actor = mustWrite(context)
-        const updatable = ["title", "description", "reviewer_ids", "labels", "add_labels", "remove_labels", "state_event", "discussion_locked", "squash", "target_branch", "assignee_id", "assignee_ids", "milestone_id", "remove_source_branch", "allow_collaboration", "allow_maintainer_to_push"]
+        const updatable = [
+          "title",
+          "description",
+          "reviewer_ids",
+          "labels",
+          "add_labels",
+          "remove_labels",
+          "state_event",
+          "discussion_locked",
+          "squash",
+          "target_branch",
+          "assignee_id",
+          "assignee_ids",
+          "milestone_id",
+          "remove_source_branch",
+          "allow_collaboration",
+          "allow_maintainer_to_push",
+        ]
         if (!updatable.some((key) => key in context.params)) {
           return grapeError(400, `${updatable.join(", ")} are missing, at least one parameter must be provided`)
         }
         const errors: string[] = []
         const title = coerceString(context.params.title, "title", errors)
         const description = coerceString(context.params.description, "description", errors)
-        const reviewerIds = "reviewer_ids" in context.params ? integerList(context.params.reviewer_ids, "reviewer_ids", errors) : null
+        const reviewerIds =
+          "reviewer_ids" in context.params ? integerList(context.params.reviewer_ids, "reviewer_ids", errors) : null
         const stateEvent = coerceString(context.params.state_event, "state_event", errors)
-        if (stateEvent !== null && !["close", "reopen"].includes(stateEvent)) errors.push("state_event does not have a valid value")
+        if (stateEvent !== null && !["close", "reopen"].includes(stateEvent))
+          errors.push("state_event does not have a valid value")
         if (errors.length > 0) return grapeError(400, errors.join(", "))
         if (title !== null) mr.title = title
         if (description !== null) mr.description = description
         if ("labels" in context.params) mr.labels = labelsIn(String(arrayOrString(context.params.labels)))
-        if ("add_labels" in context.params) mr.labels = [...new Set([...mr.labels, ...labelsIn(String(arrayOrString(context.params.add_labels)))])]
+        if ("add_labels" in context.params)
+          mr.labels = [...new Set([...mr.labels, ...labelsIn(String(arrayOrString(context.params.add_labels)))])]
         if ("remove_labels" in context.params) {
           const remove = labelsIn(String(arrayOrString(context.params.remove_labels)))
           mr.labels = mr.labels.filter((label) => !remove.includes(label))
         }
-        if (reviewerIds !== null) setReviewers(reviewerIds.map((id) => users.find((user) => user.id === id)).filter((user): user is FakeUser => !!user), actor)
+        if (reviewerIds !== null)
+          setReviewers(
+            reviewerIds.map((id) => users.find((user) => user.id === id)).filter((user): user is FakeUser => !!user),
+            actor,
+          )
         if (stateEvent === "close" && mr.state === "opened") {
           mr.state = "closed"
           mr.closedAt = now()
@@ -229,7 +310,12 @@ export function createRoutes(world: FakeWorld, notes: FakeNotes, render: FakeRen
         const errors: string[] = []
         const unidiff = coerceBoolean(context.query.get("unidiff") ?? undefined, "unidiff", errors)
         if (errors.length > 0) return grapeError(400, errors.join(", "))
-        return list(context, current().files, { id: context.path.id!, merge_request_iid: context.path.iid!, unidiff: "false" }, (file) => renderDiff(file, unidiff === true))
+        return list(
+          context,
+          current().files,
+          { id: context.path.id!, merge_request_iid: context.path.iid!, unidiff: "false" },
+          (file) => renderDiff(file, unidiff === true),
+        )
       },
     },
     {
@@ -242,7 +328,11 @@ export function createRoutes(world: FakeWorld, notes: FakeNotes, render: FakeRen
         const errors: string[] = []
         const unidiff = coerceBoolean(context.query.get("unidiff") ?? undefined, "unidiff", errors)
         if (errors.length > 0) return grapeError(400, errors.join(", "))
-        return json(200, { ...renderMergeRequest(context.caller, true), changes: current().files.map((file) => renderDiff(file, unidiff === true)), overflow: current().overflow })
+        return json(200, {
+          ...renderMergeRequest(context.caller, true),
+          changes: current().files.map((file) => renderDiff(file, unidiff === true)),
+          overflow: current().overflow,
+        })
       },
     },
     {
@@ -253,7 +343,11 @@ export function createRoutes(world: FakeWorld, notes: FakeNotes, render: FakeRen
         const failed = target(context, "merge_request_iid")
         if (failed) return failed
         const version = current()
-        return { status: 200, text: git.rawDiff(version.baseSha, version.headSha), contentType: "text/plain; charset=utf-8" }
+        return {
+          status: 200,
+          text: git.rawDiff(version.baseSha, version.headSha),
+          contentType: "text/plain; charset=utf-8",
+        }
       },
     },
     {
@@ -263,7 +357,12 @@ export function createRoutes(world: FakeWorld, notes: FakeNotes, render: FakeRen
       run: (context) => {
         const failed = target(context, "merge_request_iid")
         if (failed) return failed
-        return list(context, current().commits, { id: context.path.id!, merge_request_iid: context.path.iid! }, renderCommit)
+        return list(
+          context,
+          current().commits,
+          { id: context.path.id!, merge_request_iid: context.path.iid! },
+          renderCommit,
+        )
       },
     },
     {
@@ -273,7 +372,12 @@ export function createRoutes(world: FakeWorld, notes: FakeNotes, render: FakeRen
       run: (context) => {
         const failed = target(context, "merge_request_iid")
         if (failed) return failed
-        return list(context, [...state.versions].reverse(), { id: context.path.id!, merge_request_iid: context.path.iid! }, renderVersion)
+        return list(
+          context,
+          [...state.versions].reverse(),
+          { id: context.path.id!, merge_request_iid: context.path.iid! },
+          renderVersion,
+        )
       },
     },
     {
@@ -289,7 +393,11 @@ export function createRoutes(world: FakeWorld, notes: FakeNotes, render: FakeRen
         if (errors.length > 0) return grapeError(400, errors.join(", "))
         const version = state.versions.find((candidate) => candidate.id === versionId)
         if (!version) return recordNotFound()
-        return json(200, { ...renderVersion(version), commits: version.commits.map(renderCommit), diffs: version.files.map((file) => renderDiff(file, unidiff === true)) })
+        return json(200, {
+          ...renderVersion(version),
+          commits: version.commits.map(renderCommit),
+          diffs: version.files.map((file) => renderDiff(file, unidiff === true)),
+        })
       },
     },
     {
@@ -299,11 +407,16 @@ export function createRoutes(world: FakeWorld, notes: FakeNotes, render: FakeRen
       run: (context) => {
         const failed = target(context, "merge_request_iid")
         if (failed) return failed
-        return list(context, state.reviewers, { id: context.path.id!, merge_request_iid: context.path.iid! }, (reviewer) => ({
-          user: userBasic(reviewer.user),
-          state: reviewer.state,
-          created_at: reviewer.createdAt,
-        }))
+        return list(
+          context,
+          state.reviewers,
+          { id: context.path.id!, merge_request_iid: context.path.iid! },
+          (reviewer) => ({
+            user: userBasic(reviewer.user),
+            state: reviewer.state,
+            created_at: reviewer.createdAt,
+          }),
+        )
       },
     },
     {
@@ -324,7 +437,8 @@ export function createRoutes(world: FakeWorld, notes: FakeNotes, render: FakeRen
         const sha = coerceString(context.params.sha, "sha", errors)
         if (errors.length > 0) return grapeError(400, errors.join(", "))
         // check_sha_param!: the message names the MR's actual head, not the SHA sent.
-        if (sha && sha !== current().headSha) return message(409, `SHA does not match HEAD of source branch: ${current().headSha}`)
+        if (sha && sha !== current().headSha)
+          return message(409, `SHA does not match HEAD of source branch: ${current().headSha}`)
         // ApprovalService returns nothing when the user cannot approve (already approved, author, merged) → unauthorized!
         if (!canApprove(actor)) return unauthorized()
         approve(actor, "api")
@@ -353,7 +467,14 @@ export function createRoutes(world: FakeWorld, notes: FakeNotes, render: FakeRen
         if (failed) return failed
         const actor = mustWrite(context)
         if (!actor.bot || mr.state === "merged") return unauthorized()
-        for (const approval of state.approvals) state.approvalEvents.push({ action: "reset", user: approval.user, sha: current().headSha, at: now(), via: "api" })
+        for (const approval of state.approvals)
+          state.approvalEvents.push({
+            action: "reset",
+            user: approval.user,
+            sha: current().headSha,
+            at: now(),
+            via: "api",
+          })
         state.approvals.length = 0
         // `status :accepted` is the endpoint's last expression, so Grape renders it as the body.
         return json(202, 202)

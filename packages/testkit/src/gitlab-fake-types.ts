@@ -237,7 +237,13 @@ export interface FakeApprovalEvent {
   via: "api" | "quick_action" | "push"
 }
 
-export type ReviewerState = "unreviewed" | "reviewed" | "requested_changes" | "approved" | "unapproved" | "review_started"
+export type ReviewerState =
+  | "unreviewed"
+  | "reviewed"
+  | "requested_changes"
+  | "approved"
+  | "unapproved"
+  | "review_started"
 
 export interface FakeReviewer {
   user: FakeUser

@@ -19,7 +19,10 @@ export function createVersions(world: FakeWorld) {
     const changed = git.diffFiles(base, head)
     // Gitaly stops the collection at diff_max_files; GitLab persists what it got and marks the overflow.
     const files = changed.slice(0, maxDiffFiles)
-    const generated = git.generatedByAttributes(head, files.map((file) => file.newPath))
+    const generated = git.generatedByAttributes(
+      head,
+      files.map((file) => file.newPath),
+    )
     return {
       id: world.ids.version++,
       headSha: head,
@@ -32,7 +35,10 @@ export function createVersions(world: FakeWorld) {
         return {
           ...file,
           diff: tooLarge || collapsed ? "" : file.diff,
-          generated: generated.has(file.newPath) || (options.generatedPaths ?? []).includes(file.newPath) || looksGenerated(file.newPath),
+          generated:
+            generated.has(file.newPath) ||
+            (options.generatedPaths ?? []).includes(file.newPath) ||
+            looksGenerated(file.newPath),
           collapsed,
           tooLarge,
         }
@@ -60,7 +66,9 @@ export const realSize = (version: FakeVersion) => `${version.files.length}${vers
 function looksGenerated(path: string): boolean {
   const name = path.split("/").pop() ?? path
   return (
-    ["package-lock.json", "npm-shrinkwrap.json", "composer.lock", "Pipfile.lock", "poetry.lock", "Cargo.lock"].includes(name) ||
+    ["package-lock.json", "npm-shrinkwrap.json", "composer.lock", "Pipfile.lock", "poetry.lock", "Cargo.lock"].includes(
+      name,
+    ) ||
     /\.min\.(js|css)$/.test(name) ||
     /\.(js|css)\.map$/.test(name) ||
     /\.pb\.go$/.test(name) ||

@@ -1,6 +1,13 @@
 import { randomBytes } from "node:crypto"
 import { FakeGit } from "./gitlab-fake-git"
-import type { FakeMergeRequest, FakeState, FakeUser, FakeVersion, GitlabFakeOptions, ReviewerState } from "./gitlab-fake-types"
+import type {
+  FakeMergeRequest,
+  FakeState,
+  FakeUser,
+  FakeVersion,
+  GitlabFakeOptions,
+  ReviewerState,
+} from "./gitlab-fake-types"
 
 // The shared mutable world of one GitLab fake: the options with their defaults, the stored state,
 // the repository, the users, the id counters and the current version. startGitlabFake creates it
@@ -91,7 +98,11 @@ export function createWorld(options: GitlabFakeOptions): FakeWorld {
     discussions: [],
     approvals: [],
     approvalEvents: [],
-    reviewers: (options.reviewers ?? []).map((username) => ({ user: addUser(username, username === bot.username), state: "unreviewed" as ReviewerState, createdAt: created })),
+    reviewers: (options.reviewers ?? []).map((username) => ({
+      user: addUser(username, username === bot.username),
+      state: "unreviewed" as ReviewerState,
+      createdAt: created,
+    })),
     requestChanges: [],
     executedQuickActions: [],
     requests: [],

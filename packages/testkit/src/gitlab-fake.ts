@@ -1,6 +1,14 @@
 import { badGateway, createFaults, injectedReply } from "./gitlab-fake-faults"
 import { answerGraphql } from "./gitlab-fake-graphql"
-import { grapeError, message, ParamsError, parseBody, unauthorized, type ParsedBody, type Reply } from "./gitlab-fake-http"
+import {
+  grapeError,
+  message,
+  ParamsError,
+  parseBody,
+  unauthorized,
+  type ParsedBody,
+  type Reply,
+} from "./gitlab-fake-http"
 import { createNotes } from "./gitlab-fake-notes"
 import { createPlumbing, type Route } from "./gitlab-fake-plumbing"
 import { createPositions } from "./gitlab-fake-positions"
@@ -78,7 +86,10 @@ export async function startGitlabFake(options: GitlabFakeOptions): Promise<Gitla
   const { identify, findDiscussion } = plumbing
   // One table in GitLab's order: the first route that matches answers, and a 405's Allow header
   // lists the other methods of the path in this order.
-  const routes: Route[] = [...createRoutes(world, notes, render, plumbing), ...createNoteRoutes(world, notes, positions, render, plumbing)]
+  const routes: Route[] = [
+    ...createRoutes(world, notes, render, plumbing),
+    ...createNoteRoutes(world, notes, positions, render, plumbing),
+  ]
 
   const graphqlRequestChanges = (caller: Caller, path: string, wantedIid: string) => {
     if (!caller.user || path.toLowerCase() !== projectPath.toLowerCase() || wantedIid !== String(iid)) return null
@@ -104,7 +115,10 @@ export async function startGitlabFake(options: GitlabFakeOptions): Promise<Gitla
 
   // ---------------------------------------------------------------- dispatch
 
-  const matchRoute = (segments: string[], method: string): { route?: Route; path: Record<string, string>; allowed: string[] } => {
+  const matchRoute = (
+    segments: string[],
+    method: string,
+  ): { route?: Route; path: Record<string, string>; allowed: string[] } => {
     const allowed: string[] = []
     for (const route of routes) {
       if (route.pattern.length !== segments.length) continue
@@ -130,7 +144,10 @@ export async function startGitlabFake(options: GitlabFakeOptions): Promise<Gitla
       const caller = identify(request, url, false)
       if (caller.kind === "invalid") return { status: 401, body: { errors: [{ message: "Invalid token" }] } }
       if (caller.user) entry.user = caller.user.username
-      const graphqlBody = request.method === "GET" ? { query: url.searchParams.get("query"), variables: parseJsonOr(url.searchParams.get("variables"), {}) } : body.value
+      const graphqlBody =
+        request.method === "GET"
+          ? { query: url.searchParams.get("query"), variables: parseJsonOr(url.searchParams.get("variables"), {}) }
+          : body.value
       return answerGraphql(graphqlBody, {
         requestChangesAvailable: options.requestChangesMutation ?? true,
         currentUser: caller.user,
@@ -141,13 +158,22 @@ export async function startGitlabFake(options: GitlabFakeOptions): Promise<Gitla
     const segments = url.pathname.slice("/api/v4/".length).split("/").map(decodeSegment)
     const { route, path, allowed } = matchRoute(segments, request.method)
     if (!route) {
-      if (allowed.length > 0) return { ...grapeError(405, "405 Not Allowed"), headers: { Allow: [...new Set([...allowed, "OPTIONS"])].join(", ") } }
+      if (allowed.length > 0)
+        return {
+          ...grapeError(405, "405 Not Allowed"),
+          headers: { Allow: [...new Set([...allowed, "OPTIONS"])].join(", ") },
+        }
       return grapeError(404, "404 Not Found")
     }
-    const caller = identify(request, url, options.jobTokenReads === true && route.jobToken === true && request.method === "GET")
+    const caller = identify(
+      request,
+      url,
+      options.jobTokenReads === true && route.jobToken === true && request.method === "GET",
+    )
     if (caller.user) entry.user = caller.user.username
     if (caller.kind === "invalid") return unauthorized()
-    if (!caller.user && (route.auth === "authenticate" || (route.auth === "non_get" && request.method !== "GET"))) return unauthorized()
+    if (!caller.user && (route.auth === "authenticate" || (route.auth === "non_get" && request.method !== "GET")))
+      return unauthorized()
     if (body.error) return grapeError(400, "message body does not match declared format")
     const query = url.searchParams
     const params: Record<string, unknown> = { ...nestQuery(query), ...(isRecord(body.value) ? body.value : {}) }
@@ -223,8 +249,13 @@ export async function startGitlabFake(options: GitlabFakeOptions): Promise<Gitla
         return
       }
       state.versions.push(next)
-      const added = git.run(["merge-base", "--is-ancestor", previous.headSha, next.headSha]).code === 0 ? git.commits(previous.headSha, next.headSha) : next.commits
-      const items = added.map((commit) => `<li>${commit.sha.slice(0, 8)} - ${escapeHtml(commit.message.split("\n")[0] ?? "")}</li>`).join("")
+      const added =
+        git.run(["merge-base", "--is-ancestor", previous.headSha, next.headSha]).code === 0
+          ? git.commits(previous.headSha, next.headSha)
+          : next.commits
+      const items = added
+        .map((commit) => `<li>${commit.sha.slice(0, 8)} - ${escapeHtml(commit.message.split("\n")[0] ?? "")}</li>`)
+        .join("")
       systemNote(
         `added ${added.length} commit${added.length === 1 ? "" : "s"}\n\n<ul>${items}</ul>\n\n[Compare with previous version](${webUrl()}/diffs?diff_id=${next.id}&start_sha=${previous.headSha})`,
         author,
@@ -237,7 +268,10 @@ export async function startGitlabFake(options: GitlabFakeOptions): Promise<Gitla
           if (reviewer && reviewer.state === "approved") reviewer.state = "unapproved"
         }
         state.approvals.length = 0
-        systemNote(`reset approvals from ${approvers.map((user) => `@${user.username}`).join(" and ")} by pushing to the branch`, author)
+        systemNote(
+          `reset approvals from ${approvers.map((user) => `@${user.username}`).join(" and ")} by pushing to the branch`,
+          author,
+        )
       }
       tracePositions(previous, next)
       mr.updatedAt = now()
@@ -332,5 +366,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[char] ?? char)
+  return text.replace(
+    /[&<>"']/g,
+    (char) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[char] ?? char,
+  )
 }

@@ -78,7 +78,12 @@ describe("scripted model server over HTTP", () => {
     const chunks = await events(await chat(server, {}))
     expect(contentOf(chunks)).toBe("Let me look.")
     const deltas = chunks.flatMap((chunk) => chunk?.choices?.[0]?.delta?.tool_calls ?? [])
-    expect(deltas[0]).toMatchObject({ index: 0, id: "call_1_0", type: "function", function: { name: "read", arguments: "" } })
+    expect(deltas[0]).toMatchObject({
+      index: 0,
+      id: "call_1_0",
+      type: "function",
+      function: { name: "read", arguments: "" },
+    })
     expect(deltas.length).toBeGreaterThan(2)
     const joined = deltas.map((delta) => delta.function?.arguments ?? "").join("")
     expect(JSON.parse(joined)).toEqual(args)
@@ -118,11 +123,18 @@ describe("scripted model server over HTTP", () => {
           { role: "system", content: "You are a reviewer." },
           { role: "system", content: [{ type: "text", text: "Be brief." }] },
           { role: "user", content: "first" },
-          { role: "assistant", content: "", tool_calls: [{ id: "call_9", type: "function", function: { name: "read", arguments: "{}" } }] },
+          {
+            role: "assistant",
+            content: "",
+            tool_calls: [{ id: "call_9", type: "function", function: { name: "read", arguments: "{}" } }],
+          },
           { role: "tool", tool_call_id: "call_9", content: "file body" },
           { role: "user", content: [{ type: "text", text: "second" }] },
         ],
-        tools: [{ type: "function", function: { name: "read", parameters: {} } }, { type: "function", function: { name: "glob", parameters: {} } }],
+        tools: [
+          { type: "function", function: { name: "read", parameters: {} } },
+          { type: "function", function: { name: "glob", parameters: {} } },
+        ],
       })
     ).text()
     const [request] = server.requests
@@ -149,15 +161,22 @@ describe("scripted model server over HTTP", () => {
     const third = await chat(server, {})
     expect(third.status).toBe(500)
     expect(third.headers.get("retry-after-ms")).toBe("0")
-    expect((await json(third)).error).toMatchObject({ message: "no scripted reply for request 3 (model m)", code: "no_scripted_reply" })
+    expect((await json(third)).error).toMatchObject({
+      message: "no scripted reply for request 3 (model m)",
+      code: "no_scripted_reply",
+    })
   })
 
   test("checks rules before the queue, in order, each at most `times` times", async () => {
     const server = await start()
     server.enqueue(text("from queue"))
     server.rule((request) => request.lastUser.includes("security"), text("security rule"), { times: 1 })
-    server.rule((request) => request.lastUser.includes("security"), (request) => text(`second rule for #${request.id}`))
-    const ask = async (content: string) => contentOf(await events(await chat(server, { messages: [{ role: "user", content }] })))
+    server.rule(
+      (request) => request.lastUser.includes("security"),
+      (request) => text(`second rule for #${request.id}`),
+    )
+    const ask = async (content: string) =>
+      contentOf(await events(await chat(server, { messages: [{ role: "user", content }] })))
     expect(await ask("review security")).toBe("security rule")
     expect(await ask("review security")).toBe("second rule for #2")
     expect(await ask("anything else")).toBe("from queue")
@@ -182,7 +201,11 @@ describe("scripted model server over HTTP", () => {
 
   test("sends a 429 with the OpenAI error shape and retry headers", async () => {
     const server = await start()
-    server.enqueue(rateLimitReply({ retryAfter: 7, retryAfterMs: 7000 }), contextOverflowReply(), statusReply(503, { headers: { "x-test": "1" } }))
+    server.enqueue(
+      rateLimitReply({ retryAfter: 7, retryAfterMs: 7000 }),
+      contextOverflowReply(),
+      statusReply(503, { headers: { "x-test": "1" } }),
+    )
     const limited = await chat(server, {})
     expect(limited.status).toBe(429)
     expect(limited.headers.get("retry-after")).toBe("7")
@@ -190,7 +213,10 @@ describe("scripted model server over HTTP", () => {
     expect((await json(limited)).error).toMatchObject({ type: "rate_limit_error", code: "rate_limit_exceeded" })
     const overflow = await chat(server, {})
     expect(overflow.status).toBe(400)
-    expect((await json(overflow)).error).toMatchObject({ type: "invalid_request_error", code: "context_length_exceeded" })
+    expect((await json(overflow)).error).toMatchObject({
+      type: "invalid_request_error",
+      code: "context_length_exceeded",
+    })
     const unavailable = await chat(server, {})
     expect(unavailable.status).toBe(503)
     expect(unavailable.headers.get("x-test")).toBe("1")
@@ -215,7 +241,7 @@ describe("scripted model server over HTTP", () => {
     const error = await server.wait(2, { timeoutMs: 50 }).catch((caught: Error) => caught)
     expect(error).toBeInstanceOf(Error)
     expect((error as Error).message).toMatch(/timed out after 50 ms: wanted 2 matching request\(s\), got 1/)
-    expect((error as Error).message).toContain('#1 at')
+    expect((error as Error).message).toContain("#1 at")
     expect((error as Error).message).toContain('lastUser="only one" -> text')
   })
 
@@ -238,11 +264,14 @@ describe("scripted model server over HTTP", () => {
     let received = ""
     while (!received.includes('"content":"answer"')) received += new TextDecoder().decode((await reader.read()).value)
     const next = reader.read()
-    const silent = await Promise.race([next.then(() => "data"), new Promise((resolve) => setTimeout(resolve, 200, "silent"))])
+    const silent = await Promise.race([
+      next.then(() => "data"),
+      new Promise((resolve) => setTimeout(resolve, 200, "silent")),
+    ])
     expect(silent).toBe("silent")
     controller.abort()
     await next.catch(() => undefined)
-    expect(received).not.toContain("finish_reason\":\"stop")
+    expect(received).not.toContain('finish_reason":"stop')
   })
 
   test("reset destroys the connection before headers, or mid-stream after some text", async () => {
@@ -295,8 +324,22 @@ describe("scripted model server over HTTP", () => {
 
   test("findingsReply ends with a <findings> block that the core parser reads back", async () => {
     const findings = [
-      { severity: "warning", file: "src/db.ts", line: 12, category: "security", title: "SQL built from <input>", body: 'Use "parameters" & bind.' },
-      { severity: "suggestion", file: "README.md", line: null, category: "documentation", title: "Document the flag", body: "" },
+      {
+        severity: "warning",
+        file: "src/db.ts",
+        line: 12,
+        category: "security",
+        title: "SQL built from <input>",
+        body: 'Use "parameters" & bind.',
+      },
+      {
+        severity: "suggestion",
+        file: "README.md",
+        line: null,
+        category: "documentation",
+        title: "Document the flag",
+        body: "",
+      },
     ]
     const reply = findingsReply(findings, { preamble: "Two things." })
     expect(reply.type).toBe("text")

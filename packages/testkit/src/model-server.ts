@@ -20,11 +20,18 @@ export interface ModelServer {
    * Resolves with the matching requests once at least n have arrived. The default match is every
    * non-title request. Rejects after timeoutMs (default 30 s), or on close, listing what did arrive.
    */
-  wait(n: number, options?: { match?: (request: RecordedRequest) => boolean; timeoutMs?: number }): Promise<RecordedRequest[]>
+  wait(
+    n: number,
+    options?: { match?: (request: RecordedRequest) => boolean; timeoutMs?: number },
+  ): Promise<RecordedRequest[]>
   /** Queues replies, consumed in order by non-title requests that no rule answered. */
   enqueue(...replies: Reply[]): void
   /** Answers non-title requests matching `match`; checked before the queue, in registration order; `times` caps its uses. */
-  rule(match: (request: RecordedRequest) => boolean, reply: Reply | ((request: RecordedRequest) => Reply), options?: { times?: number }): void
+  rule(
+    match: (request: RecordedRequest) => boolean,
+    reply: Reply | ((request: RecordedRequest) => Reply),
+    options?: { times?: number },
+  ): void
   /** Fixed latency before every response's first byte (for benchmarks); 0 by default. */
   setLatency(ms: number): void
   /** Ends hung and stalled responses, destroys every socket and stops listening. */
@@ -119,7 +126,10 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
       }
     } catch (error) {
       // A broken rule is a test bug: say so in the response instead of crashing the connection.
-      return statusReply(500, { message: `model-server: a rule threw on request ${request.id}: ${String(error)}`, code: "rule_failed" })
+      return statusReply(500, {
+        message: `model-server: a rule threw on request ${request.id}: ${String(error)}`,
+        code: "rule_failed",
+      })
     }
     return queue.shift()
   }
@@ -127,11 +137,19 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
   const handle = async (exchange: Exchange) => {
     const path = exchange.path.replace(/\/+$/, "")
     if (exchange.method === "GET" && path === "/v1/models") {
-      const data = (options.models ?? ["m"]).map((id) => ({ id, object: "model", created: 0, owned_by: "model-server" }))
+      const data = (options.models ?? ["m"]).map((id) => ({
+        id,
+        object: "model",
+        created: 0,
+        owned_by: "model-server",
+      }))
       return exchange.json(200, { object: "list", data })
     }
     if (exchange.method !== "POST" || path !== "/v1/chat/completions") {
-      return exchange.json(404, errorBody(`model-server: no route for ${exchange.method} ${exchange.path}`, "not_found", null))
+      return exchange.json(
+        404,
+        errorBody(`model-server: no route for ${exchange.method} ${exchange.path}`, "not_found", null),
+      )
     }
     const request = recordRequest(requests.length + 1, elapsed(), exchange.body, exchange.headers)
     requests.push(request)
@@ -219,7 +237,11 @@ export function text(content: string, options: { usage?: Usage; chunkSize?: numb
 }
 
 /** A streamed call of tool `name` with `args` (finish_reason "tool_calls"), optionally after some text. */
-export function toolCall(name: string, args: Record<string, unknown> = {}, options: { text?: string; usage?: Usage } = {}): Reply {
+export function toolCall(
+  name: string,
+  args: Record<string, unknown> = {},
+  options: { text?: string; usage?: Usage } = {},
+): Reply {
   return { type: "tool", name, args, ...options }
 }
 
@@ -229,7 +251,16 @@ export function lengthReply(content: string, options: { usage?: Usage } = {}): R
 }
 
 /** An HTTP error; the body defaults to the OpenAI error shape with a message naming the status. */
-export function statusReply(status: number, options: { message?: string; type?: string; code?: string | null; body?: unknown; headers?: Record<string, string> } = {}): Reply {
+export function statusReply(
+  status: number,
+  options: {
+    message?: string
+    type?: string
+    code?: string | null
+    body?: unknown
+    headers?: Record<string, string>
+  } = {},
+): Reply {
   const body = options.body ?? defaultErrorBody(status, options)
   return { type: "status", status, body, ...(options.headers ? { headers: options.headers } : {}) }
 }
@@ -238,15 +269,23 @@ export function statusReply(status: number, options: { message?: string; type?: 
  * A 429. `retryAfterMs: 0` (or `retryAfter: 0`) makes OpenCode retry at once: it honours both
  * headers uncapped. Without them it backs off about 2, 4, 8, 16, 32 s before giving up (~66 s).
  */
-export function rateLimitReply(options: { retryAfter?: string | number; retryAfterMs?: number; message?: string } = {}): Reply {
+export function rateLimitReply(
+  options: { retryAfter?: string | number; retryAfterMs?: number; message?: string } = {},
+): Reply {
   const headers: Record<string, string> = {}
   if (options.retryAfter !== undefined) headers["retry-after"] = String(options.retryAfter)
   if (options.retryAfterMs !== undefined) headers["retry-after-ms"] = String(options.retryAfterMs)
-  return statusReply(429, { message: options.message ?? "Rate limit exceeded (model-server)", code: "rate_limit_exceeded", headers })
+  return statusReply(429, {
+    message: options.message ?? "Rate limit exceeded (model-server)",
+    code: "rate_limit_exceeded",
+    headers,
+  })
 }
 
 /** A 400 `context_length_exceeded`, which OpenCode turns into ContextOverflowError (and then tries a compaction call). */
-export function contextOverflowReply(message = "This model's maximum context length is 100000 tokens. However, your messages resulted in 250000 tokens. Please reduce the length of the messages."): Reply {
+export function contextOverflowReply(
+  message = "This model's maximum context length is 100000 tokens. However, your messages resulted in 250000 tokens. Please reduce the length of the messages.",
+): Reply {
   return statusReply(400, { message, type: "invalid_request_error", code: "context_length_exceeded" })
 }
 
@@ -280,7 +319,10 @@ export function findingsXml(findings: ScriptedFinding[]): string {
 }
 
 /** A reviewer's text answer: a short preamble, then the `<findings>` block. */
-export function findingsReply(findings: ScriptedFinding[], options: { preamble?: string; usage?: Usage; chunkSize?: number; delayMs?: number } = {}): Reply {
+export function findingsReply(
+  findings: ScriptedFinding[],
+  options: { preamble?: string; usage?: Usage; chunkSize?: number; delayMs?: number } = {},
+): Reply {
   const { preamble = `Reviewed the change; ${findings.length} finding(s).`, ...rest } = options
   return text(`${preamble}\n\n${findingsXml(findings)}`, rest)
 }
@@ -326,7 +368,9 @@ function recordRequest(id: number, at: number, raw: Buffer, headers: Record<stri
     .map((message) => contentText(message.content))
     .join("\n")
   const lastUser = contentText(messages.filter((message) => message?.role === "user").at(-1)?.content)
-  const tools: string[] = Array.isArray(body?.tools) ? body.tools.map((tool: any) => String(tool?.function?.name ?? tool?.name ?? "")) : []
+  const tools: string[] = Array.isArray(body?.tools)
+    ? body.tools.map((tool: any) => String(tool?.function?.name ?? tool?.name ?? ""))
+    : []
   const toolResults = messages
     .filter((message) => message?.role === "tool")
     .map((message) => ({ toolCallId: String(message.tool_call_id ?? ""), content: contentText(message.content) }))
@@ -354,7 +398,11 @@ function contentText(content: unknown): string {
     .join("\n")
 }
 
-function describeArrivals(requests: RecordedRequest[], match: (request: RecordedRequest) => boolean, wanted: number): string {
+function describeArrivals(
+  requests: RecordedRequest[],
+  match: (request: RecordedRequest) => boolean,
+  wanted: number,
+): string {
   const lines = requests.map((request) => `  ${describeRequest(request)}${match(request) ? "" : " (not matching)"}`)
   const seen = requests.filter(match).length
   return `wanted ${wanted} matching request(s), got ${seen}; arrived:\n${lines.join("\n") || "  (none)"}`
@@ -421,7 +469,16 @@ async function streamCompletion(exchange: Exchange, request: RecordedRequest, re
 
 function sendCompletion(exchange: Exchange, request: RecordedRequest, reply: Completion): Promise<void> {
   const content = reply.type === "tool" ? (reply.text ?? null) : reply.text
-  const calls = reply.type === "tool" ? [{ id: toolCallId(request), type: "function", function: { name: reply.name, arguments: JSON.stringify(reply.args) } }] : undefined
+  const calls =
+    reply.type === "tool"
+      ? [
+          {
+            id: toolCallId(request),
+            type: "function",
+            function: { name: reply.name, arguments: JSON.stringify(reply.args) },
+          },
+        ]
+      : undefined
   const message = { role: "assistant", content, ...(calls ? { tool_calls: calls } : {}) }
   return exchange.json(200, {
     ...envelope(request),
@@ -432,10 +489,19 @@ function sendCompletion(exchange: Exchange, request: RecordedRequest, reply: Com
 }
 
 /** Sends headers and `content` without finishing: the start of a stall or a reset. */
-async function startText(exchange: Exchange, request: RecordedRequest, content: string, stream: boolean): Promise<void> {
+async function startText(
+  exchange: Exchange,
+  request: RecordedRequest,
+  content: string,
+  stream: boolean,
+): Promise<void> {
   if (!stream) {
     exchange.head(200, { "content-type": "application/json" })
-    const partial = JSON.stringify({ ...envelope(request), object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content } }] })
+    const partial = JSON.stringify({
+      ...envelope(request),
+      object: "chat.completion",
+      choices: [{ index: 0, message: { role: "assistant", content } }],
+    })
     return exchange.write(partial.slice(0, Math.ceil(partial.length / 2)))
   }
   const chunk = chunker(request)
@@ -456,11 +522,17 @@ function toolCallId(request: RecordedRequest): string {
 }
 
 function chunker(request: RecordedRequest) {
-  return (delta: Record<string, unknown>, finish: string | null) => sse({ ...envelope(request), choices: [{ index: 0, delta, finish_reason: finish }] })
+  return (delta: Record<string, unknown>, finish: string | null) =>
+    sse({ ...envelope(request), choices: [{ index: 0, delta, finish_reason: finish }] })
 }
 
 function envelope(request: RecordedRequest) {
-  return { id: `chatcmpl-${request.id}`, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model: request.model || "model-server" }
+  return {
+    id: `chatcmpl-${request.id}`,
+    object: "chat.completion.chunk",
+    created: Math.floor(Date.now() / 1000),
+    model: request.model || "model-server",
+  }
 }
 
 /**
@@ -596,7 +668,8 @@ function serveConnection(socket: Socket, shutdown: AbortSignal, handle: (exchang
     const exchange = createExchange(socket, parsed, signal)
     handle(exchange.exchange)
       .catch(async (error: unknown) => {
-        if (!exchange.started()) return exchange.exchange.json(500, errorBody(`model-server crashed: ${String(error)}`, "server_error", null))
+        if (!exchange.started())
+          return exchange.exchange.json(500, errorBody(`model-server crashed: ${String(error)}`, "server_error", null))
         socket.destroy()
       })
       .finally(() => {
@@ -625,7 +698,11 @@ function createExchange(socket: Socket, request: ParsedRequest, signal: AbortSig
     })
   const statusLine = (status: number, headers: Record<string, string>) => {
     started = true
-    const lines = [`HTTP/1.1 ${status} ${reasons[status] ?? "Status"}`, `date: ${new Date().toUTCString()}`, "connection: keep-alive"]
+    const lines = [
+      `HTTP/1.1 ${status} ${reasons[status] ?? "Status"}`,
+      `date: ${new Date().toUTCString()}`,
+      "connection: keep-alive",
+    ]
     for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`)
     return `${lines.join("\r\n")}\r\n\r\n`
   }
@@ -656,7 +733,11 @@ function createExchange(socket: Socket, request: ParsedRequest, signal: AbortSig
     },
     async json(status, body, headers = {}) {
       const bytes = Buffer.from(typeof body === "string" ? body : JSON.stringify(body))
-      const head = statusLine(status, { "content-type": "application/json", ...headers, "content-length": String(bytes.length) })
+      const head = statusLine(status, {
+        "content-type": "application/json",
+        ...headers,
+        "content-length": String(bytes.length),
+      })
       ended = true
       await send(Buffer.concat([Buffer.from(head), bytes]))
       finish()
@@ -685,14 +766,21 @@ function parseRequest(buffer: Buffer): ParsedRequest | "incomplete" | "invalid" 
   }
   const path = target.split("?")[0] ?? target
   const bodyStart = headEnd + 4
-  if (headers["transfer-encoding"]?.toLowerCase().includes("chunked")) return parseChunked(buffer, bodyStart, method, path, headers)
+  if (headers["transfer-encoding"]?.toLowerCase().includes("chunked"))
+    return parseChunked(buffer, bodyStart, method, path, headers)
   const length = Number(headers["content-length"] ?? "0")
   if (!Number.isInteger(length) || length < 0) return "invalid"
   if (buffer.length < bodyStart + length) return "incomplete"
   return { method, path, headers, body: buffer.subarray(bodyStart, bodyStart + length), consumed: bodyStart + length }
 }
 
-function parseChunked(buffer: Buffer, start: number, method: string, path: string, headers: Record<string, string>): ParsedRequest | "incomplete" | "invalid" {
+function parseChunked(
+  buffer: Buffer,
+  start: number,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+): ParsedRequest | "incomplete" | "invalid" {
   const parts: Buffer[] = []
   let position = start
   while (true) {

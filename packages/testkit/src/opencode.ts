@@ -1,7 +1,13 @@
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { findOpencodeBinary as findBinary, opencodeHomeEnv, opencodeQuietEnv, opencodeVersion, prepareOpencodeHome } from "@opencode-reviewer/core"
+import {
+  findOpencodeBinary as findBinary,
+  opencodeHomeEnv,
+  opencodeQuietEnv,
+  opencodeVersion,
+  prepareOpencodeHome,
+} from "@opencode-reviewer/core"
 
 export { opencodeVersion }
 
@@ -62,7 +68,11 @@ export async function runOpencode(
   })
   const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 60_000)
   try {
-    const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(child.stdout).text(),
+      new Response(child.stderr).text(),
+      child.exited,
+    ])
     return { code, stdout, stderr }
   } finally {
     clearTimeout(timer)

@@ -41,7 +41,8 @@ function startReceiver(mode: "ok" | "hang" = "ok") {
 }
 
 function spansOf(body: unknown): ExportedSpan[] {
-  const resourceSpans = (body as { resourceSpans?: { scopeSpans?: { spans?: Record<string, any>[] }[] }[] }).resourceSpans ?? []
+  const resourceSpans =
+    (body as { resourceSpans?: { scopeSpans?: { spans?: Record<string, any>[] }[] }[] }).resourceSpans ?? []
   return resourceSpans.flatMap((resource) =>
     (resource.scopeSpans ?? []).flatMap((scope) =>
       (scope.spans ?? []).map((span) => ({
@@ -53,7 +54,12 @@ function spansOf(body: unknown): ExportedSpan[] {
         events: span.events ?? [],
         startMs: Number(BigInt(span.startTimeUnixNano) / 1_000_000n),
         endMs: Number(BigInt(span.endTimeUnixNano) / 1_000_000n),
-        attributes: Object.fromEntries((span.attributes ?? []).map((entry: { key: string; value: Record<string, unknown> }) => [entry.key, valueOf(entry.value)])),
+        attributes: Object.fromEntries(
+          (span.attributes ?? []).map((entry: { key: string; value: Record<string, unknown> }) => [
+            entry.key,
+            valueOf(entry.value),
+          ]),
+        ),
       })),
     ),
   )
@@ -83,8 +89,26 @@ const result: CoordinatorResult = {
   ok: true,
   attempts: [],
   steps: [
-    { agent: "review_coordinator", model: "anthropic/claude-sonnet-4", input: 1200, output: 340, reasoning: 12, cacheRead: 800, cacheWrite: 64, costUsd: 0.0123 },
-    { agent: "review_coordinator", model: "anthropic/claude-sonnet-4", input: 2100, output: 510, reasoning: 0, cacheRead: 1900, cacheWrite: 0, costUsd: 0.0211 },
+    {
+      agent: "review_coordinator",
+      model: "anthropic/claude-sonnet-4",
+      input: 1200,
+      output: 340,
+      reasoning: 12,
+      cacheRead: 800,
+      cacheWrite: 64,
+      costUsd: 0.0123,
+    },
+    {
+      agent: "review_coordinator",
+      model: "anthropic/claude-sonnet-4",
+      input: 2100,
+      output: 510,
+      reasoning: 0,
+      cacheRead: 1900,
+      cacheWrite: 0,
+      costUsd: 0.0211,
+    },
   ],
   toolUses: [
     { tool: "read", status: "completed", input: {}, output: "", metadata: {} },
@@ -145,12 +169,29 @@ const record: ReviewRecord = {
   breakGlass: false,
   injectionSuspected: false,
   findings: [
-    { id: "f1", reviewer: "security", severity: "warning", category: "security", file: "src/a.ts", line: 3, title: "a", body: "b", status: "new", thread: null },
+    {
+      id: "f1",
+      reviewer: "security",
+      severity: "warning",
+      category: "security",
+      file: "src/a.ts",
+      line: 3,
+      title: "a",
+      body: "b",
+      status: "new",
+      thread: null,
+    },
   ],
   resolved: [],
   dismissed: [],
   stillOpen: [],
-  coverage: { reviewedFiles: 3, filtered: [], failedReviewers: [{ name: "performance", error: "provider overloaded" }], complete: true, unjudgedFindings: 0 },
+  coverage: {
+    reviewedFiles: 3,
+    filtered: [],
+    failedReviewers: [{ name: "performance", error: "provider overloaded" }],
+    complete: true,
+    unjudgedFindings: 0,
+  },
   usage: { byAgent: {}, byModel: {}, costUsd: 0.0834 },
   durationMs: 10_000,
   reasons: [],
@@ -167,7 +208,10 @@ describe("createTracing", () => {
 
     const value = await tracing.span("review", { "vcs.change.id": "42", empty: null }, async () => {
       await tracing.span("configure", {}, async () => {
-        await Promise.all([tracing.span("plugin reviewer-config", { plugin: "reviewer-config" }, async () => 1), tracing.span("plugin other", {}, async () => 2)])
+        await Promise.all([
+          tracing.span("plugin reviewer-config", { plugin: "reviewer-config" }, async () => 1),
+          tracing.span("plugin other", {}, async () => 2),
+        ])
       })
       return "done"
     })
@@ -175,13 +219,27 @@ describe("createTracing", () => {
 
     expect(value).toBe("done")
     expect(otlp.requests.length).toBeGreaterThan(0)
-    expect(otlp.requests.every((request) => request.path === "/v1/traces" && request.contentType?.includes("application/json"))).toBe(true)
-    const body = otlp.requests[0]!.body as { resourceSpans: { resource: { attributes: { key: string; value: { stringValue: string } }[] } }[] }
-    expect(body.resourceSpans[0]!.resource.attributes).toContainEqual({ key: "service.name", value: { stringValue: "reviewer-test" } })
+    expect(
+      otlp.requests.every(
+        (request) => request.path === "/v1/traces" && request.contentType?.includes("application/json"),
+      ),
+    ).toBe(true)
+    const body = otlp.requests[0]!.body as {
+      resourceSpans: { resource: { attributes: { key: string; value: { stringValue: string } }[] } }[]
+    }
+    expect(body.resourceSpans[0]!.resource.attributes).toContainEqual({
+      key: "service.name",
+      value: { stringValue: "reviewer-test" },
+    })
 
     const spans = otlp.spans()
     const named = (name: string) => spans.find((span) => span.name === name)!
-    expect(spans.map((span) => span.name).sort()).toEqual(["configure", "plugin other", "plugin reviewer-config", "review"])
+    expect(spans.map((span) => span.name).sort()).toEqual([
+      "configure",
+      "plugin other",
+      "plugin reviewer-config",
+      "review",
+    ])
     expect(named("review").parentSpanId).toBe("")
     expect(named("review").attributes).toEqual({ "vcs.change.id": "42" })
     expect(named("configure").parentSpanId).toBe(named("review").spanId)
@@ -252,7 +310,12 @@ describe("createTracing", () => {
 
     const performance = spans.find((span) => span.name === "reviewer performance")!
     expect(performance.parentSpanId).toBe(review.spanId)
-    expect(performance.attributes).toMatchObject({ [Attr.reviewerStatus]: "failed", [Attr.reviewerError]: "provider overloaded", [Attr.costUsd]: 0, [Attr.reviewerFindings]: 0 })
+    expect(performance.attributes).toMatchObject({
+      [Attr.reviewerStatus]: "failed",
+      [Attr.reviewerError]: "provider overloaded",
+      [Attr.costUsd]: 0,
+      [Attr.reviewerFindings]: 0,
+    })
     expect(performance.attributes[Attr.requestModel]).toBeUndefined()
     expect(performance.status).toMatchObject({ code: 2, message: "provider overloaded" })
   })
@@ -262,14 +325,25 @@ describe("createTracing", () => {
     const tracing = createTracing({ endpoint: otlp.url })
     const startedAt = 1_700_000_000_000
     tracing.recordReview({ result, record, startedAt, endedAt: startedAt + 10_000 })
-    tracing.recordReview({ result: { ...result, toolUses: [{ tool: "spawn_reviewers", status: "error", input: null, output: "", metadata: { reviewers: "junk" } }] }, record, startedAt, endedAt: startedAt })
+    tracing.recordReview({
+      result: {
+        ...result,
+        toolUses: [
+          { tool: "spawn_reviewers", status: "error", input: null, output: "", metadata: { reviewers: "junk" } },
+        ],
+      },
+      record,
+      startedAt,
+      endedAt: startedAt,
+    })
     await tracing.shutdown()
 
     const reviews = otlp.spans().filter((span) => span.name === "review")
     expect(reviews).toHaveLength(2)
     expect(reviews.map((span) => [span.startMs, span.endMs])).toContainEqual([startedAt, startedAt + 10_000])
     expect(otlp.spans()).toHaveLength(2 + 4 + 2)
-    for (const span of otlp.spans().filter((span) => span.name !== "review")) expect(reviews.map((review) => review.spanId)).toContain(span.parentSpanId)
+    for (const span of otlp.spans().filter((span) => span.name !== "review"))
+      expect(reviews.map((review) => review.spanId)).toContain(span.parentSpanId)
   })
 
   test("an error inside span marks the span and is rethrown", async () => {
@@ -334,7 +408,10 @@ describe("createTracing", () => {
       },
     })
     receivers.push({ stop: () => server.stop(true) })
-    const tracing = createTracing({ endpoint: `http://127.0.0.1:${server.port}/v1/traces`, headers: { "x-api-key": "k1" } })
+    const tracing = createTracing({
+      endpoint: `http://127.0.0.1:${server.port}/v1/traces`,
+      headers: { "x-api-key": "k1" },
+    })
     await tracing.span("review", {}, async () => {})
     await tracing.shutdown()
     expect(seen).toEqual(["k1"])
@@ -342,10 +419,19 @@ describe("createTracing", () => {
 })
 
 describe("otelPassThrough", () => {
-  const env = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SERVICE_NAME: "oc", OTEL_UNSET: undefined, PATH: "/bin", GITLAB_TOKEN: "secret" }
+  const env = {
+    OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+    OTEL_SERVICE_NAME: "oc",
+    OTEL_UNSET: undefined,
+    PATH: "/bin",
+    GITLAB_TOKEN: "secret",
+  }
 
   test("passes only OTEL_* and only when wanted", () => {
-    expect(otelPassThrough(env, true)).toEqual({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SERVICE_NAME: "oc" })
+    expect(otelPassThrough(env, true)).toEqual({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+      OTEL_SERVICE_NAME: "oc",
+    })
     expect(otelPassThrough(env, false)).toEqual({})
   })
 })

@@ -1,9 +1,25 @@
 import { AsyncLocalStorage } from "node:async_hooks"
-import { ROOT_CONTEXT, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from "@opentelemetry/api"
+import {
+  ROOT_CONTEXT,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+  type Tracer,
+} from "@opentelemetry/api"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { resourceFromAttributes } from "@opentelemetry/resources"
 import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace"
-import { parseSpawnMetadata, providerOf, tools, type TokenCounts, type CoordinatorResult, type ReviewRecord, type StepUsage } from "@opencode-reviewer/core"
+import {
+  parseSpawnMetadata,
+  providerOf,
+  tools,
+  type TokenCounts,
+  type CoordinatorResult,
+  type ReviewRecord,
+  type StepUsage,
+} from "@opencode-reviewer/core"
 import { Attr } from "./attributes"
 
 /** Where and how to export spans; without `endpoint` tracing is off and nothing touches the network. */
@@ -65,7 +81,11 @@ export function createTracing(options: TracingOptions = {}): Tracing {
   if (!options.endpoint) return disabled()
 
   const timeoutMs = options.timeoutMs ?? 2000
-  const exporter = new OTLPTraceExporter({ url: options.endpoint, headers: { ...options.headers }, timeoutMillis: timeoutMs })
+  const exporter = new OTLPTraceExporter({
+    url: options.endpoint,
+    headers: { ...options.headers },
+    timeoutMillis: timeoutMs,
+  })
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ "service.name": options.serviceName ?? "opencode-reviewer" }),
     spanProcessors: [new BatchSpanProcessor({ exporter, exportTimeoutMillis: timeoutMs })],
@@ -118,7 +138,9 @@ export function recordReview(tracer: Tracer, context: Context | undefined, input
   }
 
   const active = context ? trace.getSpan(context) : undefined
-  const own = active?.isRecording() ? null : tracer.startSpan("review", { startTime: startedAt, attributes: summary }, context ?? ROOT_CONTEXT)
+  const own = active?.isRecording()
+    ? null
+    : tracer.startSpan("review", { startTime: startedAt, attributes: summary }, context ?? ROOT_CONTEXT)
   const review = own ?? active!
   if (!own) review.setAttributes(summary)
   const parent = trace.setSpan(context ?? ROOT_CONTEXT, review)
@@ -126,13 +148,22 @@ export function recordReview(tracer: Tracer, context: Context | undefined, input
   // Steps carry no timestamps: they get equal consecutive slices of the run, in order.
   const slice = result.steps.length > 0 ? (end - startedAt) / result.steps.length : 0
   result.steps.forEach((step, index) => {
-    const span = tracer.startSpan(`chat ${step.model}`, { startTime: startedAt + slice * index, attributes: stepAttributes(step, index) }, parent)
+    const span = tracer.startSpan(
+      `chat ${step.model}`,
+      { startTime: startedAt + slice * index, attributes: stepAttributes(step, index) },
+      parent,
+    )
     span.end(startedAt + slice * (index + 1))
   })
 
   for (const reviewer of reviewerTraces(result)) {
-    const span = tracer.startSpan(`reviewer ${reviewer.name}`, { startTime: startedAt, attributes: reviewerAttributes(reviewer) }, parent)
-    if (!finished.has(reviewer.status)) span.setStatus({ code: SpanStatusCode.ERROR, message: reviewer.error ?? reviewer.status })
+    const span = tracer.startSpan(
+      `reviewer ${reviewer.name}`,
+      { startTime: startedAt, attributes: reviewerAttributes(reviewer) },
+      parent,
+    )
+    if (!finished.has(reviewer.status))
+      span.setStatus({ code: SpanStatusCode.ERROR, message: reviewer.error ?? reviewer.status })
     span.end(Math.min(end, startedAt + reviewer.durationMs))
   }
 
@@ -228,7 +259,13 @@ async function bounded(work: Promise<unknown>, ms: number): Promise<void> {
     timer = setTimeout(resolve, ms)
     timer.unref?.()
   })
-  await Promise.race([work.then(() => {}, () => {}), expired])
+  await Promise.race([
+    work.then(
+      () => {},
+      () => {},
+    ),
+    expired,
+  ])
   clearTimeout(timer)
 }
 
@@ -240,5 +277,3 @@ function clean(attributes: SpanAttributes): Attributes {
   }
   return kept
 }
-
-

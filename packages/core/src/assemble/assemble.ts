@@ -24,9 +24,27 @@ export interface Assembly {
 }
 
 // Tools no agent of ours may ever use: the review reads code, it never changes or runs it.
-const neverAllowed = ["edit", "write", "patch", "multiedit", "bash", "task", "webfetch", "websearch", "codesearch", "todowrite", "question"]
+const neverAllowed = [
+  "edit",
+  "write",
+  "patch",
+  "multiedit",
+  "bash",
+  "task",
+  "webfetch",
+  "websearch",
+  "codesearch",
+  "todowrite",
+  "question",
+]
 // .env files, and git's own files: a runner's .git/config may hold the CI job token in the origin URL.
-const envDenies: Record<string, "deny" | "allow"> = { "*.env": "deny", "*.env.*": "deny", "*.env.example": "allow", ".git/*": "deny", "*/.git/*": "deny" }
+const envDenies: Record<string, "deny" | "allow"> = {
+  "*.env": "deny",
+  "*.env.*": "deny",
+  "*.env.example": "allow",
+  ".git/*": "deny",
+  "*/.git/*": "deny",
+}
 
 /**
  * Merges contributions into a validated opencode.json: the coordinator as the default (and only
@@ -38,10 +56,14 @@ export function assembleConfig(store: Contributions, options: AssemblyOptions): 
   const coordinator = agents.find(([, agent]) => agent.role === "coordinator")
   if (!coordinator) throw new ConfigAssemblyError(["no coordinator agent was registered"])
   const [coordinatorName] = coordinator
-  const models = Object.fromEntries(agents.map(([name, agent]) => [name, store.models.get(name)?.models ?? agent.models]))
+  const models = Object.fromEntries(
+    agents.map(([name, agent]) => [name, store.models.get(name)?.models ?? agent.models]),
+  )
   const primary = (name: string) => models[name]![0]!
 
-  const agentBlocks: Record<string, AgentBlock> = Object.fromEntries(builtInAgents.map((name) => [name, { disable: true }]))
+  const agentBlocks: Record<string, AgentBlock> = Object.fromEntries(
+    builtInAgents.map((name) => [name, { disable: true }]),
+  )
   for (const [name, agent] of agents) {
     const permission = buildPermission(name, agent, store, options.workDir, refused)
     agentBlocks[name] = {
@@ -94,7 +116,13 @@ function renderSection(section: PromptSection): string {
   return `## ${section.title.trim()}\n\n${section.body.trim()}`
 }
 
-function buildPermission(name: string, agent: RecordedAgent, store: Contributions, workDir: string, refused: string[]): Permission {
+function buildPermission(
+  name: string,
+  agent: RecordedAgent,
+  store: Contributions,
+  workDir: string,
+  refused: string[],
+): Permission {
   const base: Permission =
     agent.role === "coordinator"
       ? { "*": "deny", ...readTools(), [tools.spawnReviewers]: "allow", [submitReviewTool]: "allow" }
@@ -122,14 +150,20 @@ function refusal(agent: RecordedAgent, permission: string, rule: PermissionRule)
   const grants = typeof rule === "string" ? rule !== "deny" : Object.values(rule).some((action) => action !== "deny")
   if (!grants) return null
   if (neverAllowed.includes(permission)) return `${permission} is never allowed in a review`
-  if (agent.role === "reviewer" && !(readOnlyTools as readonly string[]).includes(permission) && permission !== "external_directory") {
+  if (
+    agent.role === "reviewer" &&
+    !(readOnlyTools as readonly string[]).includes(permission) &&
+    permission !== "external_directory"
+  ) {
     return "reviewers are read-only"
   }
   return null
 }
 
 function readTools(): Permission {
-  return Object.fromEntries(readOnlyTools.map((tool) => [tool, tool === "read" ? { "*": "allow", ...envDenies } : "allow"]))
+  return Object.fromEntries(
+    readOnlyTools.map((tool) => [tool, tool === "read" ? { "*": "allow", ...envDenies } : "allow"]),
+  )
 }
 
 function mergeRule(current: Permission[string] | undefined, next: PermissionRule): Permission[string] {

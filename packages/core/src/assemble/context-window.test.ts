@@ -2,7 +2,8 @@ import { describe, expect, test } from "vitest"
 import { contextWarning, contextWindow } from "./context-window"
 import type { OpencodeConfig } from "./opencode-config"
 
-const config = (provider: Record<string, Record<string, unknown>> = {}) => ({ provider, agent: {} }) as unknown as OpencodeConfig
+const config = (provider: Record<string, Record<string, unknown>> = {}) =>
+  ({ provider, agent: {} }) as unknown as OpencodeConfig
 
 describe("contextWarning", () => {
   test("takes the window from the provider block before the known table", () => {

@@ -17,7 +17,9 @@ export const contextWarningShare = 0.5
 /** The model's context window in tokens from the provider block or the known table; null when unknown. */
 export function contextWindow(config: Pick<OpencodeConfig, "provider">, model: string): number | null {
   const id = splitModelId(model)
-  const provider = config.provider[id.provider ?? ""] as { models?: Record<string, { limit?: { context?: unknown } }> } | undefined
+  const provider = config.provider[id.provider ?? ""] as
+    | { models?: Record<string, { limit?: { context?: unknown } }> }
+    | undefined
   const limit = provider?.models?.[id.model]?.limit?.context
   if (typeof limit === "number" && limit > 0) return limit
   return knownContext[model] ?? null
@@ -42,6 +44,7 @@ export function contextWarning(config: OpencodeConfig, model: string, system: st
   if (tokens <= window * contextWarningShare) return null
   const share = Math.round((tokens / window) * 100)
   const size = `the coordinator's prompt is about ${tokens.toLocaleString("en-US")} tokens, ${share} % of ${model}'s ${window.toLocaleString("en-US")}-token context window`
-  if (tokens > window) return `${size}: it does not fit, so the review will fail; narrow the change (fewer comments, a shorter description) or use a model with a larger window`
+  if (tokens > window)
+    return `${size}: it does not fit, so the review will fail; narrow the change (fewer comments, a shorter description) or use a model with a larger window`
   return `${size} (warning above ${contextWarningShare * 100} %): narrow the change or use a model with a larger window`
 }

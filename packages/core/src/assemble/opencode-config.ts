@@ -13,7 +13,6 @@ const Action = z.enum(["allow", "deny", "ask"])
 export const Permission = z.record(z.string(), z.union([Action, z.record(z.string(), Action)]))
 export type Permission = z.infer<typeof Permission>
 
-
 /** One agent block of opencode.json, as the assembler writes it. */
 export const AgentBlock = z.strictObject({
   disable: z.boolean().optional(),
@@ -44,16 +43,26 @@ export const OpencodeConfig = z
     agent: z.record(z.string(), AgentBlock),
     plugin: z.array(z.string()).optional(),
     mcp: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
-    tool_output: z.object({ max_bytes: z.number().int().positive(), max_lines: z.number().int().positive() }).optional(),
+    tool_output: z
+      .object({ max_bytes: z.number().int().positive(), max_lines: z.number().int().positive() })
+      .optional(),
   })
   .superRefine((config, issues) => {
     const coordinator = config.agent[config.default_agent]
     if (!coordinator || coordinator.disable || coordinator.mode !== "primary") {
-      issues.addIssue({ code: "custom", path: ["default_agent"], message: `"${config.default_agent}" must be an enabled primary agent` })
+      issues.addIssue({
+        code: "custom",
+        path: ["default_agent"],
+        message: `"${config.default_agent}" must be an enabled primary agent`,
+      })
     }
     for (const name of builtInAgents) {
       if (config.agent[name]?.disable !== true) {
-        issues.addIssue({ code: "custom", path: ["agent", name], message: "OpenCode's built-in agents must be disabled" })
+        issues.addIssue({
+          code: "custom",
+          path: ["agent", name],
+          message: "OpenCode's built-in agents must be disabled",
+        })
       }
     }
     for (const [name, agent] of Object.entries(config.agent)) {
@@ -73,7 +82,9 @@ export function readOnlyProblem(permission: Permission | undefined): string | nu
   const keys = Object.keys(permission)
   if (keys[0] !== "*" || permission["*"] !== "deny") return 'reviewers must start from "*": "deny"'
   const allowed = keys.filter((key) => key !== "*" && grants(permission[key]))
-  const extra = allowed.filter((key) => key !== "external_directory" && !(readOnlyTools as readonly string[]).includes(key))
+  const extra = allowed.filter(
+    (key) => key !== "external_directory" && !(readOnlyTools as readonly string[]).includes(key),
+  )
   if (extra.length > 0) return `reviewers may not use ${extra.join(", ")}`
   return null
 }

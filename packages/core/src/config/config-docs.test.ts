@@ -1,5 +1,12 @@
 import { describe, expect, test } from "vitest"
-import { checkExample, configDocsText, docsFile, exampleConfig, renderConfigDocs, type JsonSchema } from "../../scripts/write-docs"
+import {
+  checkExample,
+  configDocsText,
+  docsFile,
+  exampleConfig,
+  renderConfigDocs,
+  type JsonSchema,
+} from "../../scripts/write-docs"
 import { configJsonSchema, parseConfig, resolveConfig } from "./config"
 
 describe("docs/configuration.md", () => {
@@ -27,7 +34,9 @@ describe("docs/configuration.md", () => {
     const scalars = leaves(resolveConfig({}) as unknown as Record<string, unknown>, [])
     expect(scalars.length).toBeGreaterThan(10)
     for (const [path, value] of scalars) {
-      const row = path.includes(".") ? rows.find((line) => line.startsWith(`| \`${path}\` |`)) : sectionFacts(page, path)
+      const row = path.includes(".")
+        ? rows.find((line) => line.startsWith(`| \`${path}\` |`))
+        : sectionFacts(page, path)
       expect(row, path).toBeDefined()
       expect(row, path).toContain(`\`${JSON.stringify(value)}\``)
     }
@@ -67,29 +76,46 @@ describe("renderConfigDocs", () => {
         additionalProperties: {
           type: "object",
           required: ["url"],
-          properties: { url: { description: "Where to post.", type: "string", format: "uri" }, secretEnv: { description: "Variable with the <secret>.", type: "string", pattern: "^[A-Z_]+$" } },
+          properties: {
+            url: { description: "Where to post.", type: "string", format: "uri" },
+            secretEnv: { description: "Variable with the <secret>.", type: "string", pattern: "^[A-Z_]+$" },
+          },
         },
       },
       teams: {
         description: "Per-team settings.",
         type: "object",
-        properties: Object.fromEntries(["red", "green", "blue"].map((team) => [team, { type: "object", properties: { quota: { description: "Reviews a day.", type: "number", exclusiveMinimum: 0 } } }])),
+        properties: Object.fromEntries(
+          ["red", "green", "blue"].map((team) => [
+            team,
+            {
+              type: "object",
+              properties: { quota: { description: "Reviews a day.", type: "number", exclusiveMinimum: 0 } },
+            },
+          ]),
+        ),
       },
       paths: { description: "Globs like **/gen/** to skip.", type: "array", items: { type: "string", minLength: 1 } },
       strict: { description: "Fail hard.", type: "boolean", default: true },
     },
   }
-  const page = renderConfigDocs({ schema, defaults: { retention: { days: 30, mode: "delete" }, paths: ["a/**"], strict: false }, example: { strict: true } })
+  const page = renderConfigDocs({
+    schema,
+    defaults: { retention: { days: 30, mode: "delete" }, paths: ["a/**"], strict: false },
+    example: { strict: true },
+  })
 
   test("renders nested keys as dotted paths with type, default and description", () => {
     expect(page).toContain("### `retention`")
     expect(page).toContain("| `retention.days` | integer (≥ 1) | `30` | Days to keep. |")
-    expect(page).toContain("| `retention.mode` | one of `delete`, `archive` | `\"delete\"` | What happens after. |")
+    expect(page).toContain('| `retention.mode` | one of `delete`, `archive` | `"delete"` | What happens after. |')
   })
 
   test("documents free keys as <key>, required fields, and escapes placeholders and globs", () => {
     expect(page).toContain("| `hooks.<key>.url` | URL | required | Where to post. |")
-    expect(page).toContain("| `hooks.<key>.secretEnv` | string, matching `^[A-Z_]+$` | — | Variable with the `<secret>`. |")
+    expect(page).toContain(
+      "| `hooks.<key>.secretEnv` | string, matching `^[A-Z_]+$` | — | Variable with the `<secret>`. |",
+    )
     expect(page).toContain("`<key>`: A hook name.")
     expect(page).toContain("Globs like `**/gen/**` to skip.")
   })
@@ -102,7 +128,7 @@ describe("renderConfigDocs", () => {
 
   test("prefers a default written in the schema over the resolved one", () => {
     expect(page).toContain("**Type:** boolean · **Default:** `true`")
-    expect(page).toContain("**Type:** list of string, non-empty · **Default:** `[\"a/**\"]`")
+    expect(page).toContain('**Type:** list of string, non-empty · **Default:** `["a/**"]`')
   })
 })
 
@@ -117,5 +143,8 @@ function leaves(value: Record<string, unknown>, path: string[]): [string, unknow
 function sectionFacts(page: string, key: string): string | undefined {
   const start = page.indexOf(`### \`${key}\`\n`)
   if (start < 0) return undefined
-  return page.slice(start).split("\n").find((line) => line.startsWith("**Type:**"))
+  return page
+    .slice(start)
+    .split("\n")
+    .find((line) => line.startsWith("**Type:**"))
 }

@@ -21,25 +21,44 @@ describe("parseConfig", () => {
 
   test("turns a single reviewer model into a one-model chain", () => {
     const { config } = parseConfig({ reviewers: { performance: { model: "openai/gpt-5.3-codex", enabled: false } } })
-    expect(config.reviewers.performance).toEqual({ enabled: false, model: ["openai/gpt-5.3-codex"], timeoutMinutes: null })
+    expect(config.reviewers.performance).toEqual({
+      enabled: false,
+      model: ["openai/gpt-5.3-codex"],
+      timeoutMinutes: null,
+    })
     expect(config.reviewers.security.model).toBeNull()
   })
 
   test("warns about unknown keys at any depth and keeps the rest", () => {
-    const { config, warnings } = parseConfig({ colour: "blue", tiers: { fullFiles: 70, huge: 1 }, reviewers: { typo: {} } })
-    expect(warnings).toEqual(['unknown key "colour" is ignored', 'unknown key "tiers.huge" is ignored', 'unknown key "reviewers.typo" is ignored'])
+    const { config, warnings } = parseConfig({
+      colour: "blue",
+      tiers: { fullFiles: 70, huge: 1 },
+      reviewers: { typo: {} },
+    })
+    expect(warnings).toEqual([
+      'unknown key "colour" is ignored',
+      'unknown key "tiers.huge" is ignored',
+      'unknown key "reviewers.typo" is ignored',
+    ])
     expect(config.tiers.fullFiles).toBe(70)
   })
 
   test("passes provider blocks through without warning about their keys", () => {
-    const provider = { local: { npm: "@ai-sdk/openai-compatible", options: { baseURL: "http://127.0.0.1:11434/v1" }, models: { m: {} } } }
+    const provider = {
+      local: { npm: "@ai-sdk/openai-compatible", options: { baseURL: "http://127.0.0.1:11434/v1" }, models: { m: {} } },
+    }
     const { config, warnings } = parseConfig({ provider })
     expect(warnings).toEqual([])
     expect(config.provider).toEqual(provider)
   })
 
   test("fails on wrong values with the key path of each", () => {
-    const bad = { tiers: { lite: { lines: -1 } }, models: { top: ["no-slash"] }, failOn: "meh", reviewers: { security: { timeoutMinutes: "5" } } }
+    const bad = {
+      tiers: { lite: { lines: -1 } },
+      models: { top: ["no-slash"] },
+      failOn: "meh",
+      reviewers: { security: { timeoutMinutes: "5" } },
+    }
     const error = (() => {
       try {
         parseConfig(bad, "opencode-reviewer.json")
@@ -65,7 +84,18 @@ describe("configJsonSchema", () => {
   test("describes every top-level key for editors", () => {
     const schema = configJsonSchema() as { properties: Record<string, { description?: string }> }
     const keys = Object.keys(schema.properties)
-    expect(keys).toEqual(expect.arrayContaining(["provider", "models", "reviewers", "tiers", "securityPaths", "noise", "failOn", "breakGlass"]))
+    expect(keys).toEqual(
+      expect.arrayContaining([
+        "provider",
+        "models",
+        "reviewers",
+        "tiers",
+        "securityPaths",
+        "noise",
+        "failOn",
+        "breakGlass",
+      ]),
+    )
     for (const key of keys) expect(schema.properties[key]!.description, key).toBeTruthy()
   })
 })

@@ -26,7 +26,10 @@ const TierLimit = z.object({
 })
 
 const ReviewerSettings = z.object({
-  enabled: z.boolean().optional().describe("false never runs this reviewer; true runs it on every tier that allows it."),
+  enabled: z
+    .boolean()
+    .optional()
+    .describe("false never runs this reviewer; true runs it on every tier that allows it."),
   model: z
     .union([ModelId, ModelChain])
     .optional()
@@ -62,68 +65,151 @@ export const ConfigInput = z
       .object({
         trivial: TierLimit.optional().describe("Trivial when both limits hold (default 10 lines, 20 files)."),
         lite: TierLimit.optional().describe("Lite when both limits hold (default 100 lines, 20 files)."),
-        fullFiles: z.number().int().nonnegative().optional().describe("Full when more files than this change (default 50)."),
+        fullFiles: z
+          .number()
+          .int()
+          .nonnegative()
+          .optional()
+          .describe("Full when more files than this change (default 50)."),
       })
       .optional()
       .describe("Risk tier thresholds."),
     securityPaths: z
       .array(Glob)
       .optional()
-      .describe("Globs of security-sensitive paths (matched case-insensitively); replaces the defaults. A match forces the full tier."),
+      .describe(
+        "Globs of security-sensitive paths (matched case-insensitively); replaces the defaults. A match forces the full tier.",
+      ),
     noise: z
       .object({
-        extraPatterns: z.array(Glob).optional().describe("More globs of files nobody should read (generated, vendored)."),
+        extraPatterns: z
+          .array(Glob)
+          .optional()
+          .describe("More globs of files nobody should read (generated, vendored)."),
         keep: z.array(Glob).optional().describe("Globs that are never filtered, whatever the built-in rules say."),
       })
       .optional()
       .describe("Noise filter additions."),
     remoteConfigUrl: z.url().optional().describe("URL of the remote reviewer-config JSON document."),
     telemetryUrl: z.url().optional().describe("URL of the telemetry tracker endpoint (fire-and-forget JSON events)."),
-    pushgatewayUrl: z.url().optional().describe("Prometheus Pushgateway for review metrics; without it they go to <output-dir>/metrics.prom."),
-    agentsMdTemplateUrl: z.url().optional().describe("URL of an AGENTS.md template injected into every agent's prompt."),
-    standards: z.string().min(1).optional().describe(
-      "Engineering standards for the compliance reviewer: a folder or markdown file relative to the repository (read from the target branch, never from the change), an absolute path on the runner, or an http(s) URL of a markdown document or of a JSON index of documents.",
-    ),
+    pushgatewayUrl: z
+      .url()
+      .optional()
+      .describe("Prometheus Pushgateway for review metrics; without it they go to <output-dir>/metrics.prom."),
+    agentsMdTemplateUrl: z
+      .url()
+      .optional()
+      .describe("URL of an AGENTS.md template injected into every agent's prompt."),
+    standards: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "Engineering standards for the compliance reviewer: a folder or markdown file relative to the repository (read from the target branch, never from the change), an absolute path on the runner, or an http(s) URL of a markdown document or of a JSON index of documents.",
+      ),
     gateway: z
       .object({
         baseURL: z.url().describe("The AI gateway's base URL; every provider is routed through it."),
-        apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).describe("Name of the environment variable holding the gateway key (never the key itself)."),
-        userId: z.string().min(1).optional().describe("Sent only as an anonymous hash in the gateway's metadata header."),
+        apiKeyEnv: z
+          .string()
+          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
+          .describe("Name of the environment variable holding the gateway key (never the key itself)."),
+        userId: z
+          .string()
+          .min(1)
+          .optional()
+          .describe("Sent only as an anonymous hash in the gateway's metadata header."),
       })
       .optional()
       .describe("Route every model through an AI gateway."),
     providerTimeouts: z
       .object({
-        headerSeconds: z.number().positive().max(3600).optional().describe("A provider that sends no response headers this long is retried (default 120)."),
-        chunkSeconds: z.number().positive().max(3600).optional().describe("A stream that stalls this long is retried (default 120)."),
+        headerSeconds: z
+          .number()
+          .positive()
+          .max(3600)
+          .optional()
+          .describe("A provider that sends no response headers this long is retried (default 120)."),
+        chunkSeconds: z
+          .number()
+          .positive()
+          .max(3600)
+          .optional()
+          .describe("A stream that stalls this long is retried (default 120)."),
       })
       .optional()
       .describe("Provider timeouts, so a hung provider cannot stall a job for OpenCode's default 300 s per try."),
     tracing: z
       .object({
         endpoint: z.url().optional().describe("OTLP/HTTP traces endpoint, e.g. http://collector:4318/v1/traces."),
-        opencode: z.boolean().optional().describe("Also pass OTEL_* to OpenCode so it exports its own spans (default false)."),
+        opencode: z
+          .boolean()
+          .optional()
+          .describe("Also pass OTEL_* to OpenCode so it exports its own spans (default false)."),
       })
       .optional()
       .describe("OpenTelemetry spans for the review, each reviewer and each model step."),
     limits: z
       .object({
         concurrency: z.number().int().min(1).max(16).optional().describe("Reviewer sessions at once (default 7)."),
-        overallMinutes: z.number().positive().max(120).optional().describe("Budget for the whole spawn_reviewers call (default 25)."),
-        idleSeconds: z.number().positive().max(3600).optional().describe("A reviewer with no output this long is aborted (default 60)."),
-        pollSeconds: z.number().positive().max(60).optional().describe("Status poll backing the session events (default 3)."),
-        retryBudgetMinutes: z.number().nonnegative().max(60).optional().describe("No reviewer retry unless this much of the overall budget remains (default 2)."),
-        breakerFailures: z.number().int().min(1).max(20).optional().describe("Retryable failures that open a model's circuit breaker (default 3)."),
-        breakerCooldownMinutes: z.number().positive().max(60).optional().describe("Open breaker cooldown before one probe (default 2)."),
-        coordinatorMinutes: z.number().positive().max(240).optional().describe("Outer kill timer for the coordinator process (default 40)."),
-        heartbeatSeconds: z.number().positive().max(600).optional().describe("Heartbeat line interval while the model is quiet (default 30)."),
+        overallMinutes: z
+          .number()
+          .positive()
+          .max(120)
+          .optional()
+          .describe("Budget for the whole spawn_reviewers call (default 25)."),
+        idleSeconds: z
+          .number()
+          .positive()
+          .max(3600)
+          .optional()
+          .describe("A reviewer with no output this long is aborted (default 60)."),
+        pollSeconds: z
+          .number()
+          .positive()
+          .max(60)
+          .optional()
+          .describe("Status poll backing the session events (default 3)."),
+        retryBudgetMinutes: z
+          .number()
+          .nonnegative()
+          .max(60)
+          .optional()
+          .describe("No reviewer retry unless this much of the overall budget remains (default 2)."),
+        breakerFailures: z
+          .number()
+          .int()
+          .min(1)
+          .max(20)
+          .optional()
+          .describe("Retryable failures that open a model's circuit breaker (default 3)."),
+        breakerCooldownMinutes: z
+          .number()
+          .positive()
+          .max(60)
+          .optional()
+          .describe("Open breaker cooldown before one probe (default 2)."),
+        coordinatorMinutes: z
+          .number()
+          .positive()
+          .max(240)
+          .optional()
+          .describe("Outer kill timer for the coordinator process (default 40)."),
+        heartbeatSeconds: z
+          .number()
+          .positive()
+          .max(600)
+          .optional()
+          .describe("Heartbeat line interval while the model is quiet (default 30)."),
         descriptionBytes: z
           .number()
           .int()
           .min(1024)
           .max(16_777_216)
           .optional()
-          .describe("Bytes of the merge request description the coordinator and the reviewers receive (default 65536); the rest is cut and the review's coverage notes say so."),
+          .describe(
+            "Bytes of the merge request description the coordinator and the reviewers receive (default 65536); the rest is cut and the review's coverage notes say so.",
+          ),
       })
       .optional()
       .describe("Timeouts, concurrency and breaker settings (defaults from the seed system)."),
@@ -134,13 +220,27 @@ export const ConfigInput = z
           input: z.number().nonnegative().describe("USD per million input tokens."),
           output: z.number().nonnegative().describe("USD per million output tokens."),
           cacheRead: z.number().nonnegative().optional().describe("USD per million cached input tokens read."),
-          cacheWrite: z.number().nonnegative().optional().describe("USD per million input tokens written to the cache."),
+          cacheWrite: z
+            .number()
+            .nonnegative()
+            .optional()
+            .describe("USD per million input tokens written to the cache."),
         }),
       )
       .optional()
-      .describe("Prices per model, overriding the provider blocks' cost; used for the spend cap and for providers that report no cost."),
-    maxCostUsd: z.number().positive().optional().describe("Spend cap per review: above the estimate the review runs a cheaper agent set and says so."),
-    breakGlass: z.string().min(1).optional().describe('Phrase a human comments on the MR to force approval (default "break glass").'),
+      .describe(
+        "Prices per model, overriding the provider blocks' cost; used for the spend cap and for providers that report no cost.",
+      ),
+    maxCostUsd: z
+      .number()
+      .positive()
+      .optional()
+      .describe("Spend cap per review: above the estimate the review runs a cheaper agent set and says so."),
+    breakGlass: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Phrase a human comments on the MR to force approval (default "break glass").'),
     failOn: Decision.optional().describe("Decision at or above which the job exits 2 (default significant_concerns)."),
   })
   .describe("opencode-reviewer configuration")
@@ -237,7 +337,10 @@ export interface Config {
   gateway: { baseURL: string; apiKeyEnv: string; userId: string | null } | null
   providerTimeouts: { headerSeconds: number; chunkSeconds: number }
   tracing: { endpoint: string | null; opencode: boolean }
-  prices: Record<string, { input: number; output: number; cacheRead?: number | undefined; cacheWrite?: number | undefined }>
+  prices: Record<
+    string,
+    { input: number; output: number; cacheRead?: number | undefined; cacheWrite?: number | undefined }
+  >
   maxCostUsd: number | null
   breakGlass: string
   failOn: Decision
@@ -294,7 +397,9 @@ export function parseConfigText(text: string, file: string | null): ConfigResult
 export function resolveConfig(input: ConfigInput): Config {
   const reviewers = Object.fromEntries(
     ReviewerName.options.map((name) => {
-      const settings = (input.reviewers as Record<string, z.infer<typeof ReviewerSettings> | undefined> | undefined)?.[name]
+      const settings = (input.reviewers as Record<string, z.infer<typeof ReviewerSettings> | undefined> | undefined)?.[
+        name
+      ]
       const model = settings?.model
       return [
         name,
@@ -327,7 +432,9 @@ export function resolveConfig(input: ConfigInput): Config {
     agentsMdTemplateUrl: input.agentsMdTemplateUrl ?? null,
     standards: input.standards ?? null,
     limits: { ...defaults.limits, ...input.limits },
-    gateway: input.gateway ? { baseURL: input.gateway.baseURL, apiKeyEnv: input.gateway.apiKeyEnv, userId: input.gateway.userId ?? null } : null,
+    gateway: input.gateway
+      ? { baseURL: input.gateway.baseURL, apiKeyEnv: input.gateway.apiKeyEnv, userId: input.gateway.userId ?? null }
+      : null,
     providerTimeouts: { headerSeconds: 120, chunkSeconds: 120, ...input.providerTimeouts },
     tracing: { endpoint: input.tracing?.endpoint ?? null, opencode: input.tracing?.opencode ?? false },
     prices: input.prices ?? {},
@@ -390,7 +497,10 @@ export function applyModelEnv(config: Config, env: Record<string, string | undef
     const name = modelEnvNames[tier]
     const raw = env[name]?.trim()
     if (!raw) continue
-    const chain = raw.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "")
+    const chain = raw
+      .split(",")
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== "")
     const parsed = ModelChain.safeParse(chain)
     if (!parsed.success) throw new ConfigInvalidError(`$${name}`, parsed.error.issues.map(formatIssue))
     models[tier] = parsed.data

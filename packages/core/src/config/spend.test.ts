@@ -8,14 +8,20 @@ const signals = { release: [], agentsMd: [], security: [] }
 const config = (extra: Record<string, unknown>) =>
   parseConfig({
     models: { top: ["p/top"], standard: ["p/std"], light: ["p/light"] },
-    prices: { "p/top": { input: 15, output: 75 }, "p/std": { input: 3, output: 15 }, "p/light": { input: 0.5, output: 2 } },
+    prices: {
+      "p/top": { input: 15, output: 75 },
+      "p/std": { input: 3, output: 15 },
+      "p/light": { input: 0.5, output: 2 },
+    },
     ...extra,
   }).config
 const select = (cfg: ReturnType<typeof config>) => (tier: Tier) => selectAgents(tier, signals, cfg)
 
 describe("spend cap", () => {
   test("prices come from config, then the provider block's cost", () => {
-    const cfg = parseConfig({ provider: { fake: { models: { m: { cost: { input: 1, output: 2, cache_read: 0.1 } } } } } }).config
+    const cfg = parseConfig({
+      provider: { fake: { models: { m: { cost: { input: 1, output: 2, cache_read: 0.1 } } } } },
+    }).config
     expect(priceOf(cfg, "fake/m")).toEqual({ input: 1, output: 2, cacheRead: 0.1 })
     expect(priceOf(cfg, "anthropic/unknown")).toBeNull()
   })
@@ -30,7 +36,10 @@ describe("spend cap", () => {
 
   test("leaves the plan alone under the cap or without a cap", () => {
     expect(capSpend("full", select(config({})), 20_000, config({}))).toMatchObject({ tier: "full", reason: null })
-    expect(capSpend("full", select(config({ maxCostUsd: 100 })), 20_000, config({ maxCostUsd: 100 }))).toMatchObject({ tier: "full", reason: null })
+    expect(capSpend("full", select(config({ maxCostUsd: 100 })), 20_000, config({ maxCostUsd: 100 }))).toMatchObject({
+      tier: "full",
+      reason: null,
+    })
   })
 
   test("steps down to the cheapest set that fits and says so", () => {
@@ -38,7 +47,9 @@ describe("spend cap", () => {
     const result = capSpend("full", select(cfg), 20_000, cfg)
     expect(result.tier).not.toBe("full")
     expect(result.agents.length).toBeLessThan(select(cfg)("full").length)
-    expect(result.reason).toMatch(/^spend cap \$0\.5: the full review was estimated at \$\d+\.\d\d; running the (lite|trivial) agent set/)
+    expect(result.reason).toMatch(
+      /^spend cap \$0\.5: the full review was estimated at \$\d+\.\d\d; running the (lite|trivial) agent set/,
+    )
     expect(estimateCost(result.agents, 20_000, cfg)!).toBeLessThanOrEqual(0.5)
   })
 

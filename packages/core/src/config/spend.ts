@@ -19,10 +19,16 @@ export function priceOf(config: Pick<Config, "prices" | "provider">, model: stri
   const configured = config.prices[model]
   if (configured) return configured
   const id = splitModelId(model)
-  const provider = config.provider[id.provider ?? ""] as { models?: Record<string, { cost?: Record<string, unknown> }> } | undefined
+  const provider = config.provider[id.provider ?? ""] as
+    | { models?: Record<string, { cost?: Record<string, unknown> }> }
+    | undefined
   const cost = provider?.models?.[id.model]?.cost
   if (cost && typeof cost.input === "number" && typeof cost.output === "number") {
-    return { input: cost.input, output: cost.output, cacheRead: typeof cost.cache_read === "number" ? cost.cache_read : undefined }
+    return {
+      input: cost.input,
+      output: cost.output,
+      cacheRead: typeof cost.cache_read === "number" ? cost.cache_read : undefined,
+    }
   }
   return null
 }
@@ -31,12 +37,19 @@ export function priceOf(config: Pick<Config, "prices" | "provider">, model: stri
  * An estimate of a review's cost before it runs: null when a planned model has no known price.
  * `changeTokens` is the size of what reviewers read (shared context plus patches), in tokens.
  */
-export function estimateCost(agents: readonly PlannedAgent[], changeTokens: number, config: Pick<Config, "prices" | "provider">): number | null {
+export function estimateCost(
+  agents: readonly PlannedAgent[],
+  changeTokens: number,
+  config: Pick<Config, "prices" | "provider">,
+): number | null {
   let total = 0
   for (const agent of agents) {
     const price = priceOf(config, agent.models[0]!)
     if (!price) return null
-    const input = agent.role === "coordinator" ? 2 * (baseTokensPerTurn + changeTokens / 4) : turnsPerReviewer * baseTokensPerTurn + changeTokens
+    const input =
+      agent.role === "coordinator"
+        ? 2 * (baseTokensPerTurn + changeTokens / 4)
+        : turnsPerReviewer * baseTokensPerTurn + changeTokens
     total += (input * price.input + outputPerAgent * price.output) / 1_000_000
   }
   return total
@@ -64,14 +77,23 @@ export function capSpend(
   const planned = select(tier)
   if (cap === null) return { agents: planned, tier, reason: null }
   const first = estimateCost(planned, changeTokens, config)
-  if (first === null) return { agents: planned, tier, reason: `spend cap $${cap} not applied: a planned model has no known price (set prices in the config)` }
+  if (first === null)
+    return {
+      agents: planned,
+      tier,
+      reason: `spend cap $${cap} not applied: a planned model has no known price (set prices in the config)`,
+    }
   if (first <= cap) return { agents: planned, tier, reason: null }
   const order: Tier[] = ["full", "lite", "trivial"]
   for (const cheaper of order.slice(order.indexOf(tier) + 1)) {
     const agents = select(cheaper)
     const estimate = estimateCost(agents, changeTokens, config)
     if (estimate !== null && estimate <= cap) {
-      return { agents, tier: cheaper, reason: `spend cap $${cap}: the ${tier} review was estimated at $${first.toFixed(2)}; running the ${cheaper} agent set (estimated $${estimate.toFixed(2)}) instead` }
+      return {
+        agents,
+        tier: cheaper,
+        reason: `spend cap $${cap}: the ${tier} review was estimated at $${first.toFixed(2)}; running the ${cheaper} agent set (estimated $${estimate.toFixed(2)}) instead`,
+      }
     }
   }
   const cheapest = select("trivial")

@@ -17,10 +17,23 @@ import { buildReviewRecord, parsePlanFacts, type PlanFacts } from "./review-reco
 // Findings established by code: ConfigureContext.addFinding → lifecycle → plan.json → review.json.
 
 const plan: PlanView = { repoDir: "/repo", workDir: "/work", tier: "full", files: [], agents: [], diff: [] }
-const filler: Finding = { severity: "suggestion", file: "AGENTS.md", line: 7, category: "agents-md", title: "Generic filler", body: "Line 7 says nothing." }
+const filler: Finding = {
+  severity: "suggestion",
+  file: "AGENTS.md",
+  line: 7,
+  category: "agents-md",
+  title: "Generic filler",
+  body: "Line 7 says nothing.",
+}
 
 function seed(store: Contributions) {
-  store.agents.set("review_coordinator", { description: "c", prompt: "C", models: ["fake/top"], plugin: "core", role: "coordinator" })
+  store.agents.set("review_coordinator", {
+    description: "c",
+    prompt: "C",
+    models: ["fake/top"],
+    plugin: "core",
+    role: "coordinator",
+  })
 }
 
 function run(plugins: ReviewPlugin[], assembled: { count: number } = { count: 0 }) {
@@ -38,12 +51,17 @@ function run(plugins: ReviewPlugin[], assembled: { count: number } = { count: 0 
 
 describe("ConfigureContext.addFinding", () => {
   test("records the finding with the plugin that made it, the category in its canonical spelling", async () => {
-    const result = await run([{ name: "checker", configure: async (context) => context.addFinding({ ...filler, category: "Agents MD" }) }])
+    const result = await run([
+      { name: "checker", configure: async (context) => context.addFinding({ ...filler, category: "Agents MD" }) },
+    ])
     expect(result.findings).toEqual([{ plugin: "checker", finding: filler }])
   })
 
   test("an invalid finding fails the plugin's configure with its name and the bad field", async () => {
-    const bad = { name: "checker", configure: async (context) => context.addFinding({ ...filler, line: 0 }) } satisfies ReviewPlugin
+    const bad = {
+      name: "checker",
+      configure: async (context) => context.addFinding({ ...filler, line: 0 }),
+    } satisfies ReviewPlugin
     const error = await run([bad]).catch((caught: unknown) => caught)
     expect(error).toBeInstanceOf(PluginConfigureError)
     expect(String((error as Error).message)).toContain("checker")
@@ -74,11 +92,29 @@ describe("ConfigureContext.addFinding", () => {
 describe("buildReviewRecord with code findings", () => {
   const facts: PlanFacts = {
     tier: "lite",
-    files: [{ path: "AGENTS.md", noise: null }, { path: "src/a.ts", noise: null }],
-    agents: [{ name: "review_coordinator", role: "coordinator" }, { name: "agents-md", role: "reviewer" }],
+    files: [
+      { path: "AGENTS.md", noise: null },
+      { path: "src/a.ts", noise: null },
+    ],
+    agents: [
+      { name: "review_coordinator", role: "coordinator" },
+      { name: "agents-md", role: "reviewer" },
+    ],
   }
-  const modelCopy: Finding = { ...filler, severity: "warning", title: "Filler in AGENTS.md", body: "The model's words." }
-  const other: Finding = { severity: "suggestion", file: "src/a.ts", line: 3, category: "code-quality", title: "Name", body: "b" }
+  const modelCopy: Finding = {
+    ...filler,
+    severity: "warning",
+    title: "Filler in AGENTS.md",
+    body: "The model's words.",
+  }
+  const other: Finding = {
+    severity: "suggestion",
+    file: "src/a.ts",
+    line: 3,
+    category: "code-quality",
+    title: "Name",
+    body: "b",
+  }
   const input = (findings: Finding[], codeFindings = [{ plugin: "agents-md", finding: filler }]) => ({
     review: { summary: "s", findings, answer: null },
     plan: facts,
@@ -90,7 +126,9 @@ describe("buildReviewRecord with code findings", () => {
 
   test("a code finding joins the coordinator's, attributed to its plugin", () => {
     const record = buildReviewRecord(input([other]))
-    expect(record.findings.map(({ id, reviewer, file, line, severity }) => ({ id, reviewer, file, line, severity }))).toEqual([
+    expect(
+      record.findings.map(({ id, reviewer, file, line, severity }) => ({ id, reviewer, file, line, severity })),
+    ).toEqual([
       { id: "f1", reviewer: "code-quality", file: "src/a.ts", line: 3, severity: "suggestion" },
       { id: "f2", reviewer: "agents-md", file: "AGENTS.md", line: 7, severity: "suggestion" },
     ])
@@ -99,25 +137,44 @@ describe("buildReviewRecord with code findings", () => {
   test("it wins over a coordinator finding on the same file, line and category", () => {
     const record = buildReviewRecord(input([modelCopy, other]))
     expect(record.findings).toHaveLength(2)
-    expect(record.findings.find((finding) => finding.file === "AGENTS.md")).toMatchObject({ severity: "suggestion", title: "Generic filler", body: "Line 7 says nothing." })
+    expect(record.findings.find((finding) => finding.file === "AGENTS.md")).toMatchObject({
+      severity: "suggestion",
+      title: "Generic filler",
+      body: "Line 7 says nothing.",
+    })
     // The model's warning is gone, so it does not count in the decision either.
     expect(record.decision).toBe("approved")
   })
 
   test("a coordinator finding elsewhere in the file, or in another category, stays", () => {
-    const record = buildReviewRecord(input([{ ...modelCopy, line: 8 }, { ...modelCopy, category: "documentation" }]))
-    expect(record.findings.map((finding) => `${finding.line}/${finding.category}`)).toEqual(["8/agents-md", "7/documentation", "7/agents-md"])
+    const record = buildReviewRecord(
+      input([
+        { ...modelCopy, line: 8 },
+        { ...modelCopy, category: "documentation" },
+      ]),
+    )
+    expect(record.findings.map((finding) => `${finding.line}/${finding.category}`)).toEqual([
+      "8/agents-md",
+      "7/documentation",
+      "7/agents-md",
+    ])
   })
 
   test("code findings count in the decision", () => {
     const warning = { plugin: "checker", finding: { ...filler, severity: "critical" as const } }
     expect(buildReviewRecord(input([], [warning])).decision).toBe("significant_concerns")
-    const many = [5, 6, 7, 8].map((line) => ({ plugin: "agents-md", finding: { ...filler, line, title: `filler ${line}` } }))
+    const many = [5, 6, 7, 8].map((line) => ({
+      plugin: "agents-md",
+      finding: { ...filler, line, title: `filler ${line}` },
+    }))
     expect(buildReviewRecord(input([], many)).decision).toBe("approved_with_comments")
   })
 
   test("a code finding the previous review raised is persisting", () => {
-    const record = buildReviewRecord({ ...input([]), previous: [{ id: "p1", title: "Generic filler", file: "AGENTS.md", line: 7 }] })
+    const record = buildReviewRecord({
+      ...input([]),
+      previous: [{ id: "p1", title: "Generic filler", file: "AGENTS.md", line: 7 }],
+    })
     expect(record.findings[0]).toMatchObject({ status: "persisting" })
     expect(record.resolved).toEqual([])
   })
@@ -126,7 +183,11 @@ describe("buildReviewRecord with code findings", () => {
     const parsed = parsePlanFacts(JSON.stringify({ ...facts, findings: [{ plugin: "agents-md", finding: filler }] }))
     expect(parsed).toEqual({ ok: true, value: { ...facts, findings: [{ plugin: "agents-md", finding: filler }] } })
     expect(parsePlanFacts(JSON.stringify(facts)).ok).toBe(true)
-    expect(parsePlanFacts(JSON.stringify({ ...facts, findings: [{ plugin: "x", finding: { ...filler, severity: "fatal" } }] })).ok).toBe(false)
+    expect(
+      parsePlanFacts(
+        JSON.stringify({ ...facts, findings: [{ plugin: "x", finding: { ...filler, severity: "fatal" } }] }),
+      ).ok,
+    ).toBe(false)
   })
 })
 
@@ -157,12 +218,32 @@ describe("planReview carries code findings", () => {
         context.addFinding({ ...filler, file: "src/a.ts", line: 1 })
       },
     }
-    const prompts = { coordinator: "C", shared: "S", reviewers: Object.fromEntries(["security", "code-quality", "performance", "compliance", "documentation", "release", "agents-md"].map((name) => [name, name])) }
-    const result = await planReview({ change, config: resolveConfig({}), plugins: [plugin], prompts, repoDir: dir, workDir: join(dir, "work"), log: silentLogger })
+    const prompts = {
+      coordinator: "C",
+      shared: "S",
+      reviewers: Object.fromEntries(
+        ["security", "code-quality", "performance", "compliance", "documentation", "release", "agents-md"].map(
+          (name) => [name, name],
+        ),
+      ),
+    }
+    const result = await planReview({
+      change,
+      config: resolveConfig({}),
+      plugins: [plugin],
+      prompts,
+      repoDir: dir,
+      workDir: join(dir, "work"),
+      log: silentLogger,
+    })
     expect(result.findings).toEqual([{ plugin: "checker", finding: { ...filler, file: "src/a.ts", line: 1 } }])
     const facts = parsePlanFacts(await readFile(result.planFile, "utf8"))
     expect(facts.ok && facts.value.findings).toEqual(result.findings)
-    expect(seen.map((file) => [file.path, file.status])).toEqual([["package-lock.json", "deleted"], ["bun.lock", "added"], ["src/a.ts", "modified"]])
+    expect(seen.map((file) => [file.path, file.status])).toEqual([
+      ["package-lock.json", "deleted"],
+      ["bun.lock", "added"],
+      ["src/a.ts", "modified"],
+    ])
     expect(Object.isFrozen(seen) && Object.isFrozen(seen[0])).toBe(true)
     expect(result.agents.map((agent) => agent.name)).toContain("agents-md")
   })

@@ -18,7 +18,10 @@ describe("assessCoverage", () => {
   })
 
   test("a majority failed: incomplete, naming each with its error", () => {
-    const missing = ["code-quality", "performance", "compliance", "documentation"].map((name) => ({ name, error: "APIError 503: busy" }))
+    const missing = ["code-quality", "performance", "compliance", "documentation"].map((name) => ({
+      name,
+      error: "APIError 503: busy",
+    }))
     const verdict = assessCoverage(six, missing)
     expect(verdict.complete).toBe(false)
     expect(verdict.reasons).toEqual([
@@ -28,7 +31,10 @@ describe("assessCoverage", () => {
 
   test("the security reviewer alone failing makes it incomplete", () => {
     const verdict = assessCoverage(six, [{ name: "security", error: "no output for 60 s" }])
-    expect(verdict).toEqual({ complete: false, reasons: ["the security review did not run (security: no output for 60 s)"] })
+    expect(verdict).toEqual({
+      complete: false,
+      reasons: ["the security review did not run (security: no output for 60 s)"],
+    })
   })
 
   test("the one reviewer of a trivial review failing is a majority", () => {
@@ -41,8 +47,13 @@ describe("assessCoverage", () => {
 
   test("more changed files unread than read, or an unknown number past a provider's limits, is incomplete", () => {
     expect(assessCoverage(six, [], { read: 3, unread: 2 }).complete).toBe(true)
-    expect(assessCoverage(six, [], { read: 1, unread: 2 })).toEqual({ complete: false, reasons: ["2 changed files could not be read, against 1 reviewed"] })
-    expect(assessCoverage(six, [], { read: 1_000, unread: null }).reasons).toEqual(["an unknown number of changed files could not be read, against 1,000 reviewed"])
+    expect(assessCoverage(six, [], { read: 1, unread: 2 })).toEqual({
+      complete: false,
+      reasons: ["2 changed files could not be read, against 1 reviewed"],
+    })
+    expect(assessCoverage(six, [], { read: 1_000, unread: null }).reasons).toEqual([
+      "an unknown number of changed files could not be read, against 1,000 reviewed",
+    ])
     expect(assessCoverage([], [], { read: 0, unread: 1 }).complete).toBe(false)
   })
 })
@@ -62,10 +73,16 @@ describe("capForCoverage", () => {
 
   test("a worse decision from the findings that did arrive stands", () => {
     const capped = capForCoverage("significant_concerns", ["1 critical finding: SQL"], incomplete)
-    expect(capped).toEqual({ decision: "significant_concerns", reasons: ["1 critical finding: SQL", "the review is incomplete: 6 of 6 planned reviewers did not finish (…)"] })
+    expect(capped).toEqual({
+      decision: "significant_concerns",
+      reasons: ["1 critical finding: SQL", "the review is incomplete: 6 of 6 planned reviewers did not finish (…)"],
+    })
   })
 
   test("a complete review is left alone", () => {
-    expect(capForCoverage("approved", ["no findings"], { complete: true, reasons: [] })).toEqual({ decision: "approved", reasons: ["no findings"] })
+    expect(capForCoverage("approved", ["no findings"], { complete: true, reasons: [] })).toEqual({
+      decision: "approved",
+      reasons: ["no findings"],
+    })
   })
 })

@@ -32,7 +32,11 @@ export const essentialReviewers: readonly string[] = ["security"]
  * finish, or when more than half of the planned reviewers did not. A review without planned
  * reviewers (nothing to read) is complete.
  */
-export function assessCoverage(planned: readonly string[], missing: readonly MissingReviewer[], files: FileCoverage = { read: 0, unread: 0 }): CoverageVerdict {
+export function assessCoverage(
+  planned: readonly string[],
+  missing: readonly MissingReviewer[],
+  files: FileCoverage = { read: 0, unread: 0 },
+): CoverageVerdict {
   const reasons: string[] = []
   // More changed files unread than read (or an unknown number past a provider's limits): whatever
   // the reviewers said covers the lesser part of the change.
@@ -42,9 +46,14 @@ export function assessCoverage(planned: readonly string[], missing: readonly Mis
   }
   if (planned.length === 0 || missing.length === 0) return { complete: reasons.length === 0, reasons }
   const essential = missing.filter((reviewer) => essentialReviewers.includes(reviewer.name))
-  if (essential.length > 0) reasons.push(`the ${essential.map((reviewer) => reviewer.name).join(" and ")} review did not run (${essential.map(describe).join("; ")})`)
+  if (essential.length > 0)
+    reasons.push(
+      `the ${essential.map((reviewer) => reviewer.name).join(" and ")} review did not run (${essential.map(describe).join("; ")})`,
+    )
   if (missing.length * 2 > planned.length) {
-    reasons.push(`${missing.length} of ${planned.length} planned reviewers did not finish (${missing.map(describe).join("; ")})`)
+    reasons.push(
+      `${missing.length} of ${planned.length} planned reviewers did not finish (${missing.map(describe).join("; ")})`,
+    )
   }
   return { complete: reasons.length === 0, reasons }
 }
@@ -54,11 +63,18 @@ export function assessCoverage(planned: readonly string[], missing: readonly Mis
  * revokes an earlier approval by the bot); a worse decision from the findings that did arrive
  * stands. The reasons say first that the review is incomplete.
  */
-export function capForCoverage(decision: Decision, reasons: readonly string[], coverage: CoverageVerdict): { decision: Decision; reasons: string[] } {
+export function capForCoverage(
+  decision: Decision,
+  reasons: readonly string[],
+  coverage: CoverageVerdict,
+): { decision: Decision; reasons: string[] } {
   if (coverage.complete) return { decision, reasons: [...reasons] }
   const why = `the review is incomplete: ${coverage.reasons.join("; ")}`
   if (decisionRank(decision) >= decisionRank("minor_issues")) return { decision, reasons: [...reasons, why] }
-  return { decision: "minor_issues", reasons: [`${why}; what did not run was not reviewed, so the change is not approved`, ...reasons] }
+  return {
+    decision: "minor_issues",
+    reasons: [`${why}; what did not run was not reviewed, so the change is not approved`, ...reasons],
+  }
 }
 
 function describe(reviewer: MissingReviewer): string {

@@ -40,12 +40,16 @@ export function decide(findings: readonly Finding[], context: DecisionContext): 
   const injection = injectionReason(context.injectionAt ?? [])
   if (context.breakGlass) {
     const reasons = ["break glass: a human asked to approve this change whatever the review found"]
-    if (rubric.decision !== "approved") reasons.push(`without break glass the decision would be ${rubric.decision}: ${rubric.reasons.join("; ")}`)
+    if (rubric.decision !== "approved")
+      reasons.push(`without break glass the decision would be ${rubric.decision}: ${rubric.reasons.join("; ")}`)
     if (context.injectionSuspected) reasons.push(`${injection}; approved only because of break glass`)
     return { decision: "approved", reasons }
   }
   if (context.injectionSuspected && decisionRank(rubric.decision) < decisionRank("minor_issues")) {
-    return { decision: "minor_issues", reasons: [`${injection}: it is never approved automatically`, ...rubric.reasons] }
+    return {
+      decision: "minor_issues",
+      reasons: [`${injection}: it is never approved automatically`, ...rubric.reasons],
+    }
   }
   if (context.injectionSuspected) return { decision: rubric.decision, reasons: [...rubric.reasons, injection] }
   return rubric
@@ -58,9 +62,16 @@ export function decide(findings: readonly Finding[], context: DecisionContext): 
 export function injectionLocations(attempts: readonly unknown[]): string[] {
   const places: string[] = []
   for (const attempt of attempts) {
-    const field = typeof attempt === "object" && attempt !== null && "field" in attempt ? (attempt as { field: unknown }).field : null
+    const field =
+      typeof attempt === "object" && attempt !== null && "field" in attempt
+        ? (attempt as { field: unknown }).field
+        : null
     if (typeof field !== "string" || field === "") continue
-    const place = field.startsWith("diff ") ? field.slice("diff ".length) : field === "title" || field === "description" ? `the ${field}` : field.replace(/ author$/, "")
+    const place = field.startsWith("diff ")
+      ? field.slice("diff ".length)
+      : field === "title" || field === "description"
+        ? `the ${field}`
+        : field.replace(/ author$/, "")
     if (!places.includes(place)) places.push(place)
   }
   return places
@@ -106,7 +117,12 @@ function injectionReason(places: readonly string[]): string {
   if (places.length === 0) return "the merge request text carried a suspected prompt-injection attempt"
   const shown = places.slice(0, 4).map((place) => place.slice(0, 200))
   const rest = places.length - shown.length
-  const list = rest > 0 ? `${shown.join(", in ")} and in ${rest} more place${rest === 1 ? "" : "s"}` : shown.length === 1 ? shown[0]! : `${shown.slice(0, -1).join(", in ")} and in ${shown.at(-1)}`
+  const list =
+    rest > 0
+      ? `${shown.join(", in ")} and in ${rest} more place${rest === 1 ? "" : "s"}`
+      : shown.length === 1
+        ? shown[0]!
+        : `${shown.slice(0, -1).join(", in ")} and in ${shown.at(-1)}`
   return `a suspected prompt-injection attempt in ${list}`
 }
 
@@ -117,26 +133,42 @@ function applyRubric(findings: readonly Finding[]): DecisionResult {
   const risky = warnings.filter((finding) => decisionThresholds.riskyCategories.includes(finding.category))
 
   if (critical.length > 0) {
-    return { decision: "significant_concerns", reasons: [`${count(critical.length, "critical finding")}: ${titles(critical)}`] }
+    return {
+      decision: "significant_concerns",
+      reasons: [`${count(critical.length, "critical finding")}: ${titles(critical)}`],
+    }
   }
   if (warnings.length >= decisionThresholds.riskyWarnings) {
-    return { decision: "minor_issues", reasons: [`${count(warnings.length, "warning")}: a risky pattern (${decisionThresholds.riskyWarnings} or more)`] }
+    return {
+      decision: "minor_issues",
+      reasons: [`${count(warnings.length, "warning")}: a risky pattern (${decisionThresholds.riskyWarnings} or more)`],
+    }
   }
   if (risky.length >= decisionThresholds.riskyCategoryWarnings) {
     return {
       decision: "minor_issues",
-      reasons: [`${count(risky.length, "warning")} in ${decisionThresholds.riskyCategories.join("/")}: a production-risk pattern: ${titles(risky)}`],
+      reasons: [
+        `${count(risky.length, "warning")} in ${decisionThresholds.riskyCategories.join("/")}: a production-risk pattern: ${titles(risky)}`,
+      ],
     }
   }
   if (warnings.length > 0) {
     const also = suggestions.length > 0 ? ` and ${count(suggestions.length, "suggestion")}` : ""
-    return { decision: "approved_with_comments", reasons: [`${count(warnings.length, "warning")}${also}, no risky pattern`] }
+    return {
+      decision: "approved_with_comments",
+      reasons: [`${count(warnings.length, "warning")}${also}, no risky pattern`],
+    }
   }
   if (suggestions.length > decisionThresholds.fewSuggestions) {
     return { decision: "approved_with_comments", reasons: [`${count(suggestions.length, "suggestion")} only`] }
   }
   if (suggestions.length > 0) {
-    return { decision: "approved", reasons: [`${count(suggestions.length, "suggestion")} only (a few: ${decisionThresholds.fewSuggestions} or fewer)`] }
+    return {
+      decision: "approved",
+      reasons: [
+        `${count(suggestions.length, "suggestion")} only (a few: ${decisionThresholds.fewSuggestions} or fewer)`,
+      ],
+    }
   }
   return { decision: "approved", reasons: ["no findings"] }
 }
@@ -149,7 +181,11 @@ function isDuplicate(a: Finding, b: Finding): boolean {
 }
 
 function normalize(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, " ").trim().replace(/[.!?;:,]+$/, "")
+  return text
+    .toLowerCase()
+    .replace(/\s+/g, " ")
+    .trim()
+    .replace(/[.!?;:,]+$/, "")
 }
 
 function count(value: number, noun: string): string {
@@ -157,7 +193,9 @@ function count(value: number, noun: string): string {
 }
 
 function titles(findings: readonly Finding[]): string {
-  const shown = findings.slice(0, 3).map((finding) => `${finding.title} (${finding.file}${finding.line === null ? "" : `:${finding.line}`})`)
+  const shown = findings
+    .slice(0, 3)
+    .map((finding) => `${finding.title} (${finding.file}${finding.line === null ? "" : `:${finding.line}`})`)
   return findings.length > 3 ? `${shown.join("; ")}; and ${findings.length - 3} more` : shown.join("; ")
 }
 

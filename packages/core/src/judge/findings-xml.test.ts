@@ -84,11 +84,18 @@ describe("parseFindings", () => {
 <title>Use &amp;&amp; &lt;not&gt; &#38; &#x3C;</title>
 <body>a && b & c; &nbsp; stays</body></finding></findings>`
     const [finding] = findings(text)
-    expect(finding).toMatchObject({ file: "a&b.ts", line: null, title: "Use && <not> & <", body: "a && b & c; &nbsp; stays" })
+    expect(finding).toMatchObject({
+      file: "a&b.ts",
+      line: null,
+      title: "Use && <not> & <",
+      body: "a && b & c; &nbsp; stays",
+    })
   })
 
   test("decodes only once: an escaped reference stays literal", () => {
-    const [finding] = findings(`<findings><finding severity="suggestion" file="a.ts" category="x"><title>&amp;lt;b&amp;gt;</title></finding></findings>`)
+    const [finding] = findings(
+      `<findings><finding severity="suggestion" file="a.ts" category="x"><title>&amp;lt;b&amp;gt;</title></finding></findings>`,
+    )
     expect(finding!.title).toBe("&lt;b&gt;")
   })
 
@@ -145,18 +152,66 @@ describe("parseFindings", () => {
 
   test.each([
     ["no block", "The change looks fine to me.", "no <findings> block found: end your answer with"],
-    ["bare finding elements", `<finding severity="warning" file="a.ts"><title>t</title></finding>`, "found <finding> elements without the enclosing <findings> element"],
-    ["unclosed finding", `<findings><finding severity="warning" file="a.ts"><title>t</title></findings>`, "the <findings> block is not well-formed XML (line 1, column"],
-    ["bad severity", `<findings><finding severity="warning" file="a.ts"><title>t</title></finding><finding severity="high" file="b.ts" category="x"><title>u</title></finding></findings>`, 'finding 2: severity "high" is not one of critical, warning, suggestion'],
-    ["missing severity", `<findings><finding file="a.ts" category="x"><title>t</title></finding></findings>`, "finding 1: severity is missing (one of critical, warning, suggestion)"],
-    ["missing file", `<findings><finding severity="warning" category="x"><title>t</title></finding></findings>`, "finding 1: file is missing"],
-    ["empty title", `<findings><finding severity="warning" file="a.ts" category="x"><title> </title></finding></findings>`, "finding 1: <title> is missing or empty"],
-    ["missing title", `<findings><finding severity="warning" file="a.ts" category="x"/></findings>`, "finding 1: <title> is missing or empty"],
-    ["line range", `<findings><finding severity="warning" file="a.ts" line="12-15" category="x"><title>t</title></finding></findings>`, 'finding 1: line "12-15" is not a line number'],
-    ["line zero", `<findings><finding severity="warning" file="a.ts" line="0" category="x"><title>t</title></finding></findings>`, 'finding 1: line "0" is not a line number'],
-    ["two titles", `<findings><finding severity="warning" file="a.ts" category="x"><title>t</title><title>u</title></finding></findings>`, "finding 1: more than one <title>"],
-    ["text instead of findings", `<findings>- SQL injection in db.ts</findings>`, "the <findings> block holds text but no <finding> elements"],
-    ["text-only finding", `<findings><finding>SQL injection</finding></findings>`, "finding 1: give severity, file, line and category as attributes"],
+    [
+      "bare finding elements",
+      `<finding severity="warning" file="a.ts"><title>t</title></finding>`,
+      "found <finding> elements without the enclosing <findings> element",
+    ],
+    [
+      "unclosed finding",
+      `<findings><finding severity="warning" file="a.ts"><title>t</title></findings>`,
+      "the <findings> block is not well-formed XML (line 1, column",
+    ],
+    [
+      "bad severity",
+      `<findings><finding severity="warning" file="a.ts"><title>t</title></finding><finding severity="high" file="b.ts" category="x"><title>u</title></finding></findings>`,
+      'finding 2: severity "high" is not one of critical, warning, suggestion',
+    ],
+    [
+      "missing severity",
+      `<findings><finding file="a.ts" category="x"><title>t</title></finding></findings>`,
+      "finding 1: severity is missing (one of critical, warning, suggestion)",
+    ],
+    [
+      "missing file",
+      `<findings><finding severity="warning" category="x"><title>t</title></finding></findings>`,
+      "finding 1: file is missing",
+    ],
+    [
+      "empty title",
+      `<findings><finding severity="warning" file="a.ts" category="x"><title> </title></finding></findings>`,
+      "finding 1: <title> is missing or empty",
+    ],
+    [
+      "missing title",
+      `<findings><finding severity="warning" file="a.ts" category="x"/></findings>`,
+      "finding 1: <title> is missing or empty",
+    ],
+    [
+      "line range",
+      `<findings><finding severity="warning" file="a.ts" line="12-15" category="x"><title>t</title></finding></findings>`,
+      'finding 1: line "12-15" is not a line number',
+    ],
+    [
+      "line zero",
+      `<findings><finding severity="warning" file="a.ts" line="0" category="x"><title>t</title></finding></findings>`,
+      'finding 1: line "0" is not a line number',
+    ],
+    [
+      "two titles",
+      `<findings><finding severity="warning" file="a.ts" category="x"><title>t</title><title>u</title></finding></findings>`,
+      "finding 1: more than one <title>",
+    ],
+    [
+      "text instead of findings",
+      `<findings>- SQL injection in db.ts</findings>`,
+      "the <findings> block holds text but no <finding> elements",
+    ],
+    [
+      "text-only finding",
+      `<findings><finding>SQL injection</finding></findings>`,
+      "finding 1: give severity, file, line and category as attributes",
+    ],
   ])("reports a specific error: %s", (_name, text, message) => {
     expect(error(text)).toContain(message)
   })
@@ -197,7 +252,14 @@ describe("renderFindingsXml", () => {
   test("round-trips through parseFindings, escaping markup in every field", () => {
     const tricky: Finding[] = [
       sql,
-      { severity: "critical", file: 'src/"odd" & <name>.ts', line: null, category: "agents-md", title: "</findings> & <b>", body: "line one\nline two <review>" },
+      {
+        severity: "critical",
+        file: 'src/"odd" & <name>.ts',
+        line: null,
+        category: "agents-md",
+        title: "</findings> & <b>",
+        body: "line one\nline two <review>",
+      },
     ]
     const xml = renderFindingsXml(tricky)
     expect(xml).not.toContain("</findings> &")
@@ -206,7 +268,11 @@ describe("renderFindingsXml", () => {
 
   test("renders no findings as an empty element and honours the indent", () => {
     expect(renderFindingsXml([])).toBe("<findings/>")
-    expect(renderFindingsXml([sql], { indent: "  " }).split("\n").every((line) => line.startsWith("  "))).toBe(true)
+    expect(
+      renderFindingsXml([sql], { indent: "  " })
+        .split("\n")
+        .every((line) => line.startsWith("  ")),
+    ).toBe(true)
   })
 })
 
@@ -220,7 +286,11 @@ describe("parseReview", () => {
   test("reads summary, findings and answer", () => {
     expect(parseReview(review)).toEqual({
       ok: true,
-      review: { summary: "One SQL injection risk in the new endpoint; the rest is fine.", findings: [sql], answer: "Yes, the migration is reversible." },
+      review: {
+        summary: "One SQL injection risk in the new endpoint; the rest is fine.",
+        findings: [sql],
+        answer: "Yes, the migration is reversible.",
+      },
     })
   })
 
@@ -250,10 +320,26 @@ describe("parseReview", () => {
     ["no block", "Here is my review: all good.", "no <review> block found"],
     ["no summary", "<review><findings/></review>", "<summary> is missing or empty"],
     ["empty review", "<review/>", "<summary> is missing"],
-    ["bad finding", `<review><summary>s</summary><findings><finding severity="major" file="a.ts" category="x"><title>t</title></finding></findings></review>`, 'finding 1: severity "major" is not one of'],
-    ["findings outside", `<review><summary>s</summary></review>\n<findings><finding severity="warning" file="a.ts" category="x"><title>t</title></finding></findings>`, "the <findings> block is outside <review>"],
-    ["two findings blocks", `<review><summary>s</summary><findings/><findings/></review>`, "more than one <findings> element"],
-    ["malformed", `<review><summary>s</summary><findings><finding></findings></review>`, "the <review> block is not well-formed XML"],
+    [
+      "bad finding",
+      `<review><summary>s</summary><findings><finding severity="major" file="a.ts" category="x"><title>t</title></finding></findings></review>`,
+      'finding 1: severity "major" is not one of',
+    ],
+    [
+      "findings outside",
+      `<review><summary>s</summary></review>\n<findings><finding severity="warning" file="a.ts" category="x"><title>t</title></finding></findings>`,
+      "the <findings> block is outside <review>",
+    ],
+    [
+      "two findings blocks",
+      `<review><summary>s</summary><findings/><findings/></review>`,
+      "more than one <findings> element",
+    ],
+    [
+      "malformed",
+      `<review><summary>s</summary><findings><finding></findings></review>`,
+      "the <review> block is not well-formed XML",
+    ],
   ])("reports a specific error: %s", (_name, text, message) => {
     const result = parseReview(text)
     expect(result.ok ? "parsed" : result.error).toContain(message)

@@ -134,7 +134,11 @@ function fail(error: string): { ok: false; error: string } {
  * enclosing block is tried. An earlier block that does not enclose it is never used, so a prose
  * `<findings/>` cannot stand in for a broken real block. Null when there is no block at all.
  */
-function parseLastBlock<T extends { ok: boolean }>(text: string, tag: string, parse: (xml: string, block: Block) => T): T | null {
+function parseLastBlock<T extends { ok: boolean }>(
+  text: string,
+  tag: string,
+  parse: (xml: string, block: Block) => T,
+): T | null {
   const blocks = findBlocks(text, tag)
   const last = blocks.at(-1)
   if (!last) return null
@@ -172,7 +176,9 @@ function readXml(xml: string, root: string): Result<unknown> {
   const repaired = repair(xml)
   const valid = XMLValidator.validate(repaired)
   if (valid !== true) {
-    return fail(`the <${root}> block is not well-formed XML (line ${valid.err.line}, column ${valid.err.col}): ${valid.err.msg}`)
+    return fail(
+      `the <${root}> block is not well-formed XML (line ${valid.err.line}, column ${valid.err.col}): ${valid.err.msg}`,
+    )
   }
   try {
     const document = parser.parse(repaired) as Node
@@ -185,13 +191,17 @@ function readXml(xml: string, root: string): Result<unknown> {
 function readFindings(root: unknown, options: FindingsParseOptions): FindingsParse {
   if (typeof root === "string" || root === undefined) {
     if (root === undefined || root.trim() === "") return { ok: true, findings: [] }
-    return fail("the <findings> block holds text but no <finding> elements: put each finding in a <finding> element, or write <findings/> when there is nothing to report")
+    return fail(
+      "the <findings> block holds text but no <finding> elements: put each finding in a <finding> element, or write <findings/> when there is nothing to report",
+    )
   }
   if (!isNode(root)) return fail("the <findings> block could not be read")
   const items = Array.isArray(root.finding) ? (root.finding as unknown[]) : []
   const loose = textOf(root["#text"]).trim()
   if (items.length === 0 && loose !== "") {
-    return fail("the <findings> block holds text but no <finding> elements: put each finding in a <finding> element, or write <findings/> when there is nothing to report")
+    return fail(
+      "the <findings> block holds text but no <finding> elements: put each finding in a <finding> element, or write <findings/> when there is nothing to report",
+    )
   }
   const findings: Finding[] = []
   const errors: string[] = []
@@ -205,24 +215,32 @@ function readFindings(root: unknown, options: FindingsParseOptions): FindingsPar
 }
 
 function readReview(root: unknown, options: FindingsParseOptions, outside: string): ReviewParse {
-  if (!isNode(root)) return fail("<summary> is missing: the review must start with <summary>two or three sentences</summary>")
+  if (!isNode(root))
+    return fail("<summary> is missing: the review must start with <summary>two or three sentences</summary>")
   const summary = leaf(root, "summary")
   if (!summary.ok) return summary
-  if (summary.value === "") return fail("<summary> is missing or empty: the review must start with <summary>two or three sentences</summary>")
+  if (summary.value === "")
+    return fail("<summary> is missing or empty: the review must start with <summary>two or three sentences</summary>")
   const answer = leaf(root, "answer")
   if (!answer.ok) return answer
-  if (Array.isArray(root.findings)) return fail("the review has more than one <findings> element: put every finding in one <findings> block")
+  if (Array.isArray(root.findings))
+    return fail("the review has more than one <findings> element: put every finding in one <findings> block")
   if (root.findings === undefined && /<finding[\s/>]/.test(outside)) {
     return fail("the <findings> block is outside <review>: put it between </summary> and </review>")
   }
   const findings = readFindings(root.findings, options)
   if (!findings.ok) return findings
-  return { ok: true, review: { summary: summary.value, findings: findings.findings, answer: answer.value === "" ? null : answer.value } }
+  return {
+    ok: true,
+    review: { summary: summary.value, findings: findings.findings, answer: answer.value === "" ? null : answer.value },
+  }
 }
 
 function readFinding(item: unknown, options: FindingsParseOptions): Result<Finding> {
   if (!isNode(item)) {
-    return fail("give severity, file, line and category as attributes of <finding>, and the title and body as <title> and <body> elements")
+    return fail(
+      "give severity, file, line and category as attributes of <finding>, and the title and body as <title> and <body> elements",
+    )
   }
   const errors: string[] = []
   const field = (name: string): string | undefined => {
@@ -237,7 +255,8 @@ function readFinding(item: unknown, options: FindingsParseOptions): Result<Findi
   }
 
   const severityText = field("severity")
-  const severity = severityText === undefined || severityText === "" ? null : Severity.safeParse(severityText.toLowerCase())
+  const severity =
+    severityText === undefined || severityText === "" ? null : Severity.safeParse(severityText.toLowerCase())
   if (severity === null) errors.push(`severity is missing (one of ${severityList})`)
   else if (!severity.success) errors.push(`severity ${JSON.stringify(severityText)} is not one of ${severityList}`)
 
@@ -247,7 +266,9 @@ function readFinding(item: unknown, options: FindingsParseOptions): Result<Findi
   const lineText = field("line") ?? ""
   const line = lineText === "" ? null : /^\d+$/.test(lineText) && Number(lineText) > 0 ? Number(lineText) : undefined
   if (line === undefined) {
-    errors.push(`line ${JSON.stringify(lineText)} is not a line number (one positive integer, e.g. the first line of a range; leave it out for a file-level finding)`)
+    errors.push(
+      `line ${JSON.stringify(lineText)} is not a line number (one positive integer, e.g. the first line of a range; leave it out for a file-level finding)`,
+    )
   }
 
   const categoryText = field("category") || options.defaultCategory || ""
@@ -271,7 +292,8 @@ function readFinding(item: unknown, options: FindingsParseOptions): Result<Findi
     body: body.ok ? body.value : "",
     ...(thread === "" ? {} : { thread }),
   })
-  if (!candidate.success) return fail(candidate.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join(", "))
+  if (!candidate.success)
+    return fail(candidate.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join(", "))
   return { ok: true, value: candidate.data }
 }
 
@@ -308,12 +330,15 @@ const reference = /&(?:(amp|lt|gt|quot|apos)|#([0-9]{1,7})|#[xX]([0-9a-fA-F]{1,6
 const builtin: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" }
 
 function decode(text: string): string {
-  return text.replace(reference, (match, name: string | undefined, decimal: string | undefined, hex: string | undefined) => {
-    if (name) return builtin[name]!
-    const code = decimal ? Number.parseInt(decimal, 10) : Number.parseInt(hex!, 16)
-    if (code === 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return match
-    return String.fromCodePoint(code)
-  })
+  return text.replace(
+    reference,
+    (match, name: string | undefined, decimal: string | undefined, hex: string | undefined) => {
+      if (name) return builtin[name]!
+      const code = decimal ? Number.parseInt(decimal, 10) : Number.parseInt(hex!, 16)
+      if (code === 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return match
+      return String.fromCodePoint(code)
+    },
+  )
 }
 
 const leafTags = ["title", "body", "summary", "answer"]

@@ -2,7 +2,17 @@ import { describe, expect, test } from "vitest"
 import { traceLine } from "./line-trace"
 
 const file = (lines: string[]) => lines.map((line) => `${line}\n`).join("")
-const before = file(["import db", "", "export function login(name) {", "  return db.query(`SELECT ${name}`)", "}", "", "export const a = 1", "export const b = 2", "export const c = 3"])
+const before = file([
+  "import db",
+  "",
+  "export function login(name) {",
+  "  return db.query(`SELECT ${name}`)",
+  "}",
+  "",
+  "export const a = 1",
+  "export const b = 2",
+  "export const c = 3",
+])
 
 describe("traceLine", () => {
   test("an unchanged file: same line, nothing changed", () => {
@@ -35,7 +45,14 @@ describe("traceLine", () => {
   })
 
   test("a reworded finding's code untouched while the rest of the file is rewritten around it", () => {
-    const after = file(["import db", "import log", "", "export function login(name) {", "  return db.query(`SELECT ${name}`)", "}"])
+    const after = file([
+      "import db",
+      "import log",
+      "",
+      "export function login(name) {",
+      "  return db.query(`SELECT ${name}`)",
+      "}",
+    ])
     expect(traceLine(before, after, 4, 1)).toEqual({ line: 5, changed: false })
   })
 

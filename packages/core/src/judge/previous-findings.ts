@@ -61,7 +61,11 @@ export interface CarryOverOptions {
  * `fixWindowLines`) with the same meaning (category, or most of the title's words). An earlier thread
  * nobody re-reported counts as fixed only when the code at its line changed and the review was whole.
  */
-export function carryOver(findings: readonly Finding[], previous: readonly PreviousFinding[], options: CarryOverOptions): CarryOver {
+export function carryOver(
+  findings: readonly Finding[],
+  previous: readonly PreviousFinding[],
+  options: CarryOverOptions,
+): CarryOver {
   const continues: (string | null)[] = findings.map(() => null)
   const taken = new Set<string>()
   const fingerprints = findingFingerprints(findings.map((finding) => ({ ...finding })))
@@ -73,9 +77,17 @@ export function carryOver(findings: readonly Finding[], previous: readonly Previ
   const open = (entry: PreviousFinding) => !taken.has(entry.id)
   const passes: ((finding: Finding, index: number) => PreviousFinding | undefined)[] = [
     (finding) => previous.find((entry) => open(entry) && finding.thread !== undefined && entry.id === finding.thread),
-    (_finding, index) => previous.find((entry) => open(entry) && entry.fingerprint != null && entry.fingerprint === fingerprints[index]),
-    (finding) => previous.find((entry) => open(entry) && fileOf(entry) === finding.file && normalize(entry.title) === normalize(finding.title)),
-    (finding) => nearest(finding, previous.filter((entry) => open(entry) && samePlace(entry, finding) && sameMeaning(entry, finding))),
+    (_finding, index) =>
+      previous.find((entry) => open(entry) && entry.fingerprint != null && entry.fingerprint === fingerprints[index]),
+    (finding) =>
+      previous.find(
+        (entry) => open(entry) && fileOf(entry) === finding.file && normalize(entry.title) === normalize(finding.title),
+      ),
+    (finding) =>
+      nearest(
+        finding,
+        previous.filter((entry) => open(entry) && samePlace(entry, finding) && sameMeaning(entry, finding)),
+      ),
   ]
   for (const pass of passes) findings.forEach((finding, index) => claim(index, pass(finding, index)))
 
@@ -93,10 +105,20 @@ export function carryOver(findings: readonly Finding[], previous: readonly Previ
   const stillOpen: PreviousOutcome[] = []
   for (const entry of previous) {
     if (taken.has(entry.id) || entry.resolved) continue
-    if (entry.reply?.kind === "acknowledged") dismissed.push({ previous: entry, reason: `accepted as it is by ${entry.reply.by}` })
-    else if (entry.reply?.kind === "argued") dismissed.push({ previous: entry, reason: `not reported again after ${entry.reply.by}'s reply` })
-    else if (options.partial) stillOpen.push({ previous: entry, reason: "not reported again, but the review was partial, so that does not mean it was fixed" })
-    else if (!entry.trace) stillOpen.push({ previous: entry, reason: "not reported again, but its code could not be compared with the reviewed head" })
+    if (entry.reply?.kind === "acknowledged")
+      dismissed.push({ previous: entry, reason: `accepted as it is by ${entry.reply.by}` })
+    else if (entry.reply?.kind === "argued")
+      dismissed.push({ previous: entry, reason: `not reported again after ${entry.reply.by}'s reply` })
+    else if (options.partial)
+      stillOpen.push({
+        previous: entry,
+        reason: "not reported again, but the review was partial, so that does not mean it was fixed",
+      })
+    else if (!entry.trace)
+      stillOpen.push({
+        previous: entry,
+        reason: "not reported again, but its code could not be compared with the reviewed head",
+      })
     else if (entry.trace.changed) fixed.push(entry)
     else stillOpen.push({ previous: entry, reason: "not reported again, but the code at its lines did not change" })
   }
@@ -133,13 +155,35 @@ function nearest(finding: Finding, candidates: PreviousFinding[]): PreviousFindi
 }
 
 function words(title: string): Set<string> {
-  return new Set(normalize(title).split(/[^\p{L}\p{N}]+/u).filter((word) => word.length >= 3 && !stopWords.has(word)))
+  return new Set(
+    normalize(title)
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter((word) => word.length >= 3 && !stopWords.has(word)),
+  )
 }
 
-const stopWords = new Set(["the", "and", "for", "from", "with", "into", "this", "that", "not", "are", "was", "has", "have"])
+const stopWords = new Set([
+  "the",
+  "and",
+  "for",
+  "from",
+  "with",
+  "into",
+  "this",
+  "that",
+  "not",
+  "are",
+  "was",
+  "has",
+  "have",
+])
 
 function normalize(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, " ").trim().replace(/[.!?;:,]+$/, "")
+  return text
+    .toLowerCase()
+    .replace(/\s+/g, " ")
+    .trim()
+    .replace(/[.!?;:,]+$/, "")
 }
 
 export * as PreviousFindings from "./previous-findings"

@@ -1,11 +1,38 @@
 import { describe, expect, test } from "vitest"
 import type { Finding } from "../model/finding"
 import { parseSubmission } from "../protocol/submission"
-import { buildReviewRecord, parsePlanFacts, ReviewRecord, type PlanFacts, type ReviewRecordInput } from "./review-record"
+import {
+  buildReviewRecord,
+  parsePlanFacts,
+  ReviewRecord,
+  type PlanFacts,
+  type ReviewRecordInput,
+} from "./review-record"
 
-const sql: Finding = { severity: "critical", file: "src/db.ts", line: 12, category: "security", title: "SQL built from request input", body: "Use parameters." }
-const loop: Finding = { severity: "warning", file: "src/list.ts", line: 40, category: "performance", title: "Quadratic loop over users", body: "Index by id." }
-const docs: Finding = { severity: "suggestion", file: "README.md", line: null, category: "documentation", title: "Document the new flag", body: "" }
+const sql: Finding = {
+  severity: "critical",
+  file: "src/db.ts",
+  line: 12,
+  category: "security",
+  title: "SQL built from request input",
+  body: "Use parameters.",
+}
+const loop: Finding = {
+  severity: "warning",
+  file: "src/list.ts",
+  line: 40,
+  category: "performance",
+  title: "Quadratic loop over users",
+  body: "Index by id.",
+}
+const docs: Finding = {
+  severity: "suggestion",
+  file: "README.md",
+  line: null,
+  category: "documentation",
+  title: "Document the new flag",
+  body: "",
+}
 
 const plan: PlanFacts = {
   tier: "full",
@@ -32,7 +59,12 @@ function input(overrides: Partial<ReviewRecordInput> = {}): ReviewRecordInput {
     reviewers: [
       { name: "security", status: "ok", error: null, findings: [{ ...sql, title: "Injection in query builder" }] },
       { name: "performance", status: "failed", error: "timeout", findings: [] },
-      { name: "code-quality", status: "ok", error: null, findings: [{ ...loop, category: "code-quality", title: "Quadratic loop over users." }] },
+      {
+        name: "code-quality",
+        status: "ok",
+        error: null,
+        findings: [{ ...loop, category: "code-quality", title: "Quadratic loop over users." }],
+      },
       { name: "documentation", status: "completed", error: null, findings: [] },
     ],
     durationMs: 1234.6,
@@ -43,12 +75,17 @@ function input(overrides: Partial<ReviewRecordInput> = {}): ReviewRecordInput {
 
 describe("buildReviewRecord", () => {
   test("assembles a record that satisfies the review.json schema", () => {
-    const record = buildReviewRecord(input({
-      usage: {
-        byAgent: { security: { input: 100, output: 20, cacheRead: 5, cacheWrite: 1, costUsd: 0.25 } },
-        byModel: { "anthropic/claude-sonnet-4-6": { input: 100, output: 20, cacheRead: 5, cacheWrite: 1, costUsd: 0.25 }, "anthropic/claude-opus-4-7": { input: 10, output: 2, cacheRead: 0, cacheWrite: 0, costUsd: 0.5 } },
-      },
-    }))
+    const record = buildReviewRecord(
+      input({
+        usage: {
+          byAgent: { security: { input: 100, output: 20, cacheRead: 5, cacheWrite: 1, costUsd: 0.25 } },
+          byModel: {
+            "anthropic/claude-sonnet-4-6": { input: 100, output: 20, cacheRead: 5, cacheWrite: 1, costUsd: 0.25 },
+            "anthropic/claude-opus-4-7": { input: 10, output: 2, cacheRead: 0, cacheWrite: 0, costUsd: 0.5 },
+          },
+        },
+      }),
+    )
     expect(ReviewRecord.parse(record)).toEqual(record)
     expect(record).toMatchObject({
       decision: "significant_concerns",
@@ -56,13 +93,29 @@ describe("buildReviewRecord", () => {
       breakGlass: false,
       injectionSuspected: false,
       resolved: [],
-      coverage: { reviewedFiles: 3, filtered: [{ path: "bun.lock", reason: "lockfile" }], failedReviewers: [{ name: "performance", error: "timeout" }], complete: true, unjudgedFindings: 0 },
+      coverage: {
+        reviewedFiles: 3,
+        filtered: [{ path: "bun.lock", reason: "lockfile" }],
+        failedReviewers: [{ name: "performance", error: "timeout" }],
+        complete: true,
+        unjudgedFindings: 0,
+      },
       usage: { costUsd: 0.75 },
       durationMs: 1235,
       summary: "One injection, one slow loop.",
       answer: null,
     })
-    expect(Object.keys(record).slice(0, 9)).toEqual(["decision", "tier", "breakGlass", "injectionSuspected", "findings", "resolved", "coverage", "usage", "durationMs"])
+    expect(Object.keys(record).slice(0, 9)).toEqual([
+      "decision",
+      "tier",
+      "breakGlass",
+      "injectionSuspected",
+      "findings",
+      "resolved",
+      "coverage",
+      "usage",
+      "durationMs",
+    ])
   })
 
   test("numbers findings and attributes them to the reviewer that raised them", () => {
@@ -74,16 +127,43 @@ describe("buildReviewRecord", () => {
       // nobody raised it: the category stands in
       { id: "f3", reviewer: "documentation", status: "new" },
     ])
-    expect(Object.keys(record.findings[0]!)).toEqual(["id", "reviewer", "severity", "category", "file", "line", "title", "body", "status", "thread"])
+    expect(Object.keys(record.findings[0]!)).toEqual([
+      "id",
+      "reviewer",
+      "severity",
+      "category",
+      "file",
+      "line",
+      "title",
+      "body",
+      "status",
+      "thread",
+    ])
   })
 
   test("a finding nobody raised, in a failed reviewer's category, is the coordinator's", () => {
-    const record = buildReviewRecord(input({ review: { summary: "s", findings: [{ ...loop, file: "src/elsewhere.ts", title: "Another loop" }], answer: null } }))
+    const record = buildReviewRecord(
+      input({
+        review: {
+          summary: "s",
+          findings: [{ ...loop, file: "src/elsewhere.ts", title: "Another loop" }],
+          answer: null,
+        },
+      }),
+    )
     expect(record.findings[0]!.reviewer).toBe("review_coordinator")
   })
 
   test("merges exact duplicates before deciding", () => {
-    const record = buildReviewRecord(input({ review: { summary: "s", findings: [docs, { ...docs, severity: "warning", body: "Longer body." }], answer: null } }))
+    const record = buildReviewRecord(
+      input({
+        review: {
+          summary: "s",
+          findings: [docs, { ...docs, severity: "warning", body: "Longer body." }],
+          answer: null,
+        },
+      }),
+    )
     expect(record.findings).toHaveLength(1)
     expect(record.findings[0]).toMatchObject({ severity: "warning", body: "Longer body." })
     expect(record.decision).toBe("approved_with_comments")
@@ -97,26 +177,43 @@ describe("buildReviewRecord", () => {
       { name: "documentation", error: "did not run" },
       { name: "code-quality", error: "did not run" },
     ])
-    expect(record.notes[0]).toBe("coverage is partial: 4 of 4 reviewers failed (security, performance, documentation, code-quality)")
+    expect(record.notes[0]).toBe(
+      "coverage is partial: 4 of 4 reviewers failed (security, performance, documentation, code-quality)",
+    )
   })
 
   test("a review nobody ran is not approved, whatever the (empty) findings say", () => {
-    const record = buildReviewRecord(input({ reviewers: [], review: { summary: "Looks good.", findings: [], answer: null } }))
+    const record = buildReviewRecord(
+      input({ reviewers: [], review: { summary: "Looks good.", findings: [], answer: null } }),
+    )
     expect(record.coverage.complete).toBe(false)
     expect(record.decision).toBe("minor_issues")
-    expect(record.reasons[0]).toMatch(/^the review is incomplete: the security review did not run .*; 4 of 4 planned reviewers did not finish/)
+    expect(record.reasons[0]).toMatch(
+      /^the review is incomplete: the security review did not run .*; 4 of 4 planned reviewers did not finish/,
+    )
   })
 
   test("break glass still approves an incomplete review, and the reasons say it was incomplete", () => {
-    const record = buildReviewRecord(input({ reviewers: [], breakGlass: true, review: { summary: "s", findings: [], answer: null } }))
+    const record = buildReviewRecord(
+      input({ reviewers: [], breakGlass: true, review: { summary: "s", findings: [], answer: null } }),
+    )
     expect(record.decision).toBe("approved")
     expect(record.coverage.complete).toBe(false)
     expect(record.reasons.at(-1)).toMatch(/^the review is incomplete/)
   })
 
   test("files the provider could not give the reviewers become notes, and an unknown number past its limits makes the review incomplete", () => {
-    const unread = [{ path: "big.sql", reason: "too large: GitLab returned no diff content" }, { path: "every changed file after the first 1,000", reason: "past GitLab's diff limits", files: null }]
-    const record = buildReviewRecord(input({ unread, review: { summary: "s", findings: [], answer: null }, reviewers: input().reviewers.map((reviewer) => ({ ...reviewer, status: "done" })) }))
+    const unread = [
+      { path: "big.sql", reason: "too large: GitLab returned no diff content" },
+      { path: "every changed file after the first 1,000", reason: "past GitLab's diff limits", files: null },
+    ]
+    const record = buildReviewRecord(
+      input({
+        unread,
+        review: { summary: "s", findings: [], answer: null },
+        reviewers: input().reviewers.map((reviewer) => ({ ...reviewer, status: "done" })),
+      }),
+    )
     expect(record.notes).toContain("not reviewed: big.sql (too large: GitLab returned no diff content)")
     expect(record.coverage.complete).toBe(false)
     expect(record.decision).toBe("minor_issues")
@@ -126,7 +223,9 @@ describe("buildReviewRecord", () => {
   test("findings cut from the coordinator's input are counted and noted", () => {
     const record = buildReviewRecord(input({ unjudgedFindings: 12 }))
     expect(record.coverage.unjudgedFindings).toBe(12)
-    expect(record.notes).toContain("12 less severe reviewer findings were left out of the coordinator's input to fit OpenCode's tool output limit and not judged")
+    expect(record.notes).toContain(
+      "12 less severe reviewer findings were left out of the coordinator's input to fit OpenCode's tool output limit and not judged",
+    )
   })
 
   test("what the agents saw only in part (plan.json clipped) is one note each, after partial coverage, before other notes", () => {
@@ -134,7 +233,12 @@ describe("buildReviewRecord", () => {
       { what: "description", detail: "1,048,576 bytes, the first 65,536 reached the reviewers" },
       { what: "src/big.ts line 3", detail: "12,000 characters, reviewers saw the first 1,999" },
     ]
-    const record = buildReviewRecord(input({ plan: { ...plan, clipped }, review: { summary: "s", findings: [{ ...docs, file: "src/context.ts" }], answer: null } }))
+    const record = buildReviewRecord(
+      input({
+        plan: { ...plan, clipped },
+        review: { summary: "s", findings: [{ ...docs, file: "src/context.ts" }], answer: null },
+      }),
+    )
     expect(record.notes).toEqual([
       "coverage is partial: 1 of 4 reviewers failed (performance)",
       "description: 1,048,576 bytes, the first 65,536 reached the reviewers",
@@ -146,54 +250,135 @@ describe("buildReviewRecord", () => {
   })
 
   test("keeps findings on files outside the diff, with a note", () => {
-    const record = buildReviewRecord(input({ review: { summary: "s", findings: [{ ...docs, file: "src/context.ts" }], answer: "yes" } }))
+    const record = buildReviewRecord(
+      input({ review: { summary: "s", findings: [{ ...docs, file: "src/context.ts" }], answer: "yes" } }),
+    )
     expect(record.findings[0]!.file).toBe("src/context.ts")
     expect(record.notes).toContain("f1 cites src/context.ts, which is not part of the change")
     expect(record.answer).toBe("yes")
   })
 
   test("marks persisting findings and lists the previous ones whose code changed as resolved", () => {
-    const record = buildReviewRecord(input({
-      reviewers: input().reviewers.map((reviewer) => ({ ...reviewer, status: "done", error: null })),
-      previous: [
-        { id: "t1", title: "sql built from request input", file: "src/db.ts", line: 10 },
-        { id: "t2", title: "Old loop", file: "src/list.ts", line: 40, category: "performance" },
-        { id: "t3", title: "Fixed since", file: "src/gone.ts", line: 3, trace: { file: "src/gone.ts", line: null, changed: true } },
-        { id: "t4", title: "Resolved by a user earlier", file: "src/x.ts", line: 1, resolved: true },
-        { id: "t5", title: "Not reported, code untouched", file: "src/y.ts", line: 7, trace: { file: "src/y.ts", line: 9, changed: false } },
-        { id: "t6", title: "Not reported, never compared", file: "src/z.ts", line: 2 },
-      ],
-    }))
-    expect(record.findings.map((finding) => [finding.status, finding.thread])).toEqual([["persisting", "t1"], ["persisting", "t2"], ["new", null]])
+    const record = buildReviewRecord(
+      input({
+        reviewers: input().reviewers.map((reviewer) => ({ ...reviewer, status: "done", error: null })),
+        previous: [
+          { id: "t1", title: "sql built from request input", file: "src/db.ts", line: 10 },
+          { id: "t2", title: "Old loop", file: "src/list.ts", line: 40, category: "performance" },
+          {
+            id: "t3",
+            title: "Fixed since",
+            file: "src/gone.ts",
+            line: 3,
+            trace: { file: "src/gone.ts", line: null, changed: true },
+          },
+          { id: "t4", title: "Resolved by a user earlier", file: "src/x.ts", line: 1, resolved: true },
+          {
+            id: "t5",
+            title: "Not reported, code untouched",
+            file: "src/y.ts",
+            line: 7,
+            trace: { file: "src/y.ts", line: 9, changed: false },
+          },
+          { id: "t6", title: "Not reported, never compared", file: "src/z.ts", line: 2 },
+        ],
+      }),
+    )
+    expect(record.findings.map((finding) => [finding.status, finding.thread])).toEqual([
+      ["persisting", "t1"],
+      ["persisting", "t2"],
+      ["new", null],
+    ])
     expect(record.resolved).toEqual([{ id: "t3", title: "Fixed since", file: "src/gone.ts", line: 3 }])
     expect(record.stillOpen).toEqual([
-      { id: "t5", title: "Not reported, code untouched", file: "src/y.ts", line: 7, reason: "not reported again, but the code at its lines did not change" },
-      { id: "t6", title: "Not reported, never compared", file: "src/z.ts", line: 2, reason: "not reported again, but its code could not be compared with the reviewed head" },
+      {
+        id: "t5",
+        title: "Not reported, code untouched",
+        file: "src/y.ts",
+        line: 7,
+        reason: "not reported again, but the code at its lines did not change",
+      },
+      {
+        id: "t6",
+        title: "Not reported, never compared",
+        file: "src/z.ts",
+        line: 2,
+        reason: "not reported again, but its code could not be compared with the reviewed head",
+      },
     ])
   })
 
   test("a partial review resolves nothing as fixed, even where the code changed", () => {
-    const record = buildReviewRecord(input({ previous: [{ id: "t3", title: "Fixed since", file: "src/gone.ts", line: 3, trace: { file: "src/gone.ts", line: null, changed: true } }] }))
+    const record = buildReviewRecord(
+      input({
+        previous: [
+          {
+            id: "t3",
+            title: "Fixed since",
+            file: "src/gone.ts",
+            line: 3,
+            trace: { file: "src/gone.ts", line: null, changed: true },
+          },
+        ],
+      }),
+    )
     expect(record.resolved).toEqual([])
     expect(record.stillOpen[0]!.reason).toMatch(/review was partial/)
   })
 
   test("a reworded finding at the traced line continues its thread instead of fixing it", () => {
-    const previous = [{ id: "t1", title: "Query concatenates user input", file: "src/db.ts", line: 9, category: "security", trace: { file: "src/db.ts", line: 12, changed: false } }]
-    const record = buildReviewRecord(input({ previous, review: { summary: "s", findings: [{ ...sql, line: 13, title: "SQL injection through the id parameter" }], answer: null } }))
+    const previous = [
+      {
+        id: "t1",
+        title: "Query concatenates user input",
+        file: "src/db.ts",
+        line: 9,
+        category: "security",
+        trace: { file: "src/db.ts", line: 12, changed: false },
+      },
+    ]
+    const record = buildReviewRecord(
+      input({
+        previous,
+        review: {
+          summary: "s",
+          findings: [{ ...sql, line: 13, title: "SQL injection through the id parameter" }],
+          answer: null,
+        },
+      }),
+    )
     expect(record.findings[0]).toMatchObject({ status: "persisting", thread: "t1" })
     expect(record.resolved).toEqual([])
     expect(record.stillOpen).toEqual([])
   })
 
   test("a re-categorised finding with its title continues its thread", () => {
-    const previous = [{ id: "t1", title: "SQL built from request input", file: "src/db.ts", line: 9, category: "code-quality", fingerprint: "old", trace: { file: "src/db.ts", line: 30, changed: false } }]
+    const previous = [
+      {
+        id: "t1",
+        title: "SQL built from request input",
+        file: "src/db.ts",
+        line: 9,
+        category: "code-quality",
+        fingerprint: "old",
+        trace: { file: "src/db.ts", line: 30, changed: false },
+      },
+    ]
     const record = buildReviewRecord(input({ previous, review: { summary: "s", findings: [sql], answer: null } }))
     expect(record.findings[0]).toMatchObject({ status: "persisting", thread: "t1" })
   })
 
   test("a different problem at the same line opens its own thread and leaves the earlier one open, never fixed", () => {
-    const previous = [{ id: "t1", title: "Missing await on the query", file: "src/db.ts", line: 12, category: "code-quality", trace: { file: "src/db.ts", line: 12, changed: false } }]
+    const previous = [
+      {
+        id: "t1",
+        title: "Missing await on the query",
+        file: "src/db.ts",
+        line: 12,
+        category: "code-quality",
+        trace: { file: "src/db.ts", line: 12, changed: false },
+      },
+    ]
     const record = buildReviewRecord(input({ previous, review: { summary: "s", findings: [sql], answer: null } }))
     expect(record.findings[0]).toMatchObject({ status: "new", thread: null })
     expect(record.resolved).toEqual([])
@@ -205,32 +390,70 @@ describe("buildReviewRecord", () => {
       { id: "t1", title: "SQL built from request input", file: "src/db.ts", line: 12 },
       { id: "t2", title: "Something else", file: "src/other.ts", line: 1 },
     ]
-    const record = buildReviewRecord(input({ previous, review: { summary: "s", findings: [{ ...sql, thread: "t2" }], answer: null } }))
+    const record = buildReviewRecord(
+      input({ previous, review: { summary: "s", findings: [{ ...sql, thread: "t2" }], answer: null } }),
+    )
     expect(record.findings[0]!.thread).toBe("t2")
   })
 
   test("a thread a person accepted as it is is dismissed, not fixed, and its finding leaves the review unless it got worse", () => {
     const previous = [
-      { id: "t1", title: "Quadratic loop over users", file: "src/list.ts", line: 40, severity: "warning" as const, reply: { by: "alice", kind: "acknowledged" as const } },
-      { id: "t2", title: "SQL built from request input", file: "src/db.ts", line: 12, severity: "warning" as const, reply: { by: "bob", kind: "acknowledged" as const } },
+      {
+        id: "t1",
+        title: "Quadratic loop over users",
+        file: "src/list.ts",
+        line: 40,
+        severity: "warning" as const,
+        reply: { by: "alice", kind: "acknowledged" as const },
+      },
+      {
+        id: "t2",
+        title: "SQL built from request input",
+        file: "src/db.ts",
+        line: 12,
+        severity: "warning" as const,
+        reply: { by: "bob", kind: "acknowledged" as const },
+      },
       { id: "t3", title: "Old idea", file: "src/x.ts", line: 1, reply: { by: "carol", kind: "argued" as const } },
     ]
     const record = buildReviewRecord(input({ previous }))
     // The loop finding (warning, as acknowledged) is dropped; the SQL one got worse (critical now) and stays.
-    expect(record.findings.map((finding) => finding.title)).toEqual(["SQL built from request input", "Document the new flag"])
+    expect(record.findings.map((finding) => finding.title)).toEqual([
+      "SQL built from request input",
+      "Document the new flag",
+    ])
     expect(record.findings[0]!.thread).toBe("t2")
     expect(record.dismissed).toEqual([
-      { id: "t1", title: "Quadratic loop over users", file: "src/list.ts", line: 40, reason: "accepted as it is by alice" },
+      {
+        id: "t1",
+        title: "Quadratic loop over users",
+        file: "src/list.ts",
+        line: 40,
+        reason: "accepted as it is by alice",
+      },
       { id: "t3", title: "Old idea", file: "src/x.ts", line: 1, reason: "not reported again after carol's reply" },
     ])
     expect(record.resolved).toEqual([])
   })
 
   test("injection suspected from plan.json unless told otherwise; break glass recorded", () => {
-    const suspicious = { ...plan, injection: [{ field: "description", kind: "boundary-tag" as const, tags: ["</mr_description>"], excerpt: "</mr_description>" }] }
+    const suspicious = {
+      ...plan,
+      injection: [
+        {
+          field: "description",
+          kind: "boundary-tag" as const,
+          tags: ["</mr_description>"],
+          excerpt: "</mr_description>",
+        },
+      ],
+    }
     const clean = input({ plan: suspicious, review: { summary: "s", findings: [], answer: null } })
     expect(buildReviewRecord(clean)).toMatchObject({ injectionSuspected: true, decision: "minor_issues" })
-    expect(buildReviewRecord({ ...clean, injectionSuspected: false })).toMatchObject({ injectionSuspected: false, decision: "approved" })
+    expect(buildReviewRecord({ ...clean, injectionSuspected: false })).toMatchObject({
+      injectionSuspected: false,
+      decision: "approved",
+    })
     expect(buildReviewRecord({ ...clean, breakGlass: true })).toMatchObject({ breakGlass: true, decision: "approved" })
   })
 })
@@ -238,14 +461,24 @@ describe("buildReviewRecord", () => {
 describe("parsing stored files", () => {
   test("parseSubmission and parsePlanFacts return results, never throw", () => {
     expect(parseSubmission("{").ok).toBe(false)
-    const bad = parseSubmission(JSON.stringify({ submittedAt: "x", review: { summary: "", findings: [], answer: null }, rawXml: "" }))
+    const bad = parseSubmission(
+      JSON.stringify({ submittedAt: "x", review: { summary: "", findings: [], answer: null }, rawXml: "" }),
+    )
     expect(bad.ok ? "parsed" : bad.error).toContain("review.summary")
-    const good = { submittedAt: "2026-01-01T00:00:00.000Z", review: { summary: "s", findings: [sql], answer: null }, rawXml: "<review/>" }
+    const good = {
+      submittedAt: "2026-01-01T00:00:00.000Z",
+      review: { summary: "s", findings: [sql], answer: null },
+      rawXml: "<review/>",
+    }
     expect(parseSubmission(JSON.stringify(good))).toEqual({ ok: true, value: good })
     const facts = parsePlanFacts(JSON.stringify({ ...plan, workDir: "/tmp/x", limits: {} }))
     expect(facts).toEqual({ ok: true, value: plan })
     // A renamed field is a loud mismatch, never a silent default.
-    const renamed = parsePlanFacts(JSON.stringify({ ...plan, files: plan.files.map(({ noise, ...rest }) => ({ ...rest, noiseReason: noise })) }))
-    expect(renamed.ok ? "parsed" : renamed.error).toMatch(/^plan\.json does not match this version of opencode-reviewer: files\.0\.noise:/)
+    const renamed = parsePlanFacts(
+      JSON.stringify({ ...plan, files: plan.files.map(({ noise, ...rest }) => ({ ...rest, noiseReason: noise })) }),
+    )
+    expect(renamed.ok ? "parsed" : renamed.error).toMatch(
+      /^plan\.json does not match this version of opencode-reviewer: files\.0\.noise:/,
+    )
   })
 })

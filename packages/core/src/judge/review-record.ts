@@ -42,7 +42,6 @@ export type ResolvedFinding = z.infer<typeof ResolvedFinding>
 export const PreviousFindingOutcome = ResolvedFinding.extend({ reason: z.string() })
 export type PreviousFindingOutcome = z.infer<typeof PreviousFindingOutcome>
 
-
 /**
  * What the review did not look at: noise files with their reason, reviewers that failed, whether
  * enough ran for the findings to speak for the change (`complete`), and reviewer findings the
@@ -143,12 +142,17 @@ export interface ReviewRecordInput {
 export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
   const code = uniqueCodeFindings(input.codeFindings ?? [])
   const taken = new Set(code.map(({ finding }) => codeKey(finding)))
-  const merged = [...mergeDuplicates(input.review.findings).filter((finding) => !taken.has(codeKey(finding))), ...code.map(({ finding }) => finding)]
+  const merged = [
+    ...mergeDuplicates(input.review.findings).filter((finding) => !taken.has(codeKey(finding))),
+    ...code.map(({ finding }) => finding),
+  ]
   const failedReviewers = failures(input.plan, input.reviewers)
   // Matched against the earlier threads before deciding: a finding whose thread a person accepted
   // as it is ("won't fix") leaves the review unless it got worse.
   const carried = carryOver(merged, input.previous ?? [], { partial: failedReviewers.length > 0 })
-  const kept = merged.map((finding, index) => ({ finding, index, code: index >= merged.length - code.length })).filter(({ index }) => !carried.dropped.includes(index))
+  const kept = merged
+    .map((finding, index) => ({ finding, index, code: index >= merged.length - code.length }))
+    .filter(({ index }) => !carried.dropped.includes(index))
   const findings = kept.map(({ finding }) => finding)
   const judgedCount = kept.filter((entry) => !entry.code).length
   const injectionSuspected = input.injectionSuspected ?? (input.plan.injection ?? []).length > 0
@@ -157,12 +161,21 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
   const reviewedFiles = input.plan.files.filter((file) => file.noise === null).length
   const coverage = assessCoverage(planned, failedReviewers, {
     read: reviewedFiles,
-    unread: unread.some((file) => file.files === null) ? null : unread.reduce((sum, file) => sum + (file.files ?? 1), 0),
+    unread: unread.some((file) => file.files === null)
+      ? null
+      : unread.reduce((sum, file) => sum + (file.files ?? 1), 0),
   })
-  const judgedVerdict = decide(findings, { injectionSuspected, injectionAt: injectionLocations(input.plan.injection ?? []), breakGlass: input.breakGlass })
+  const judgedVerdict = decide(findings, {
+    injectionSuspected,
+    injectionAt: injectionLocations(input.plan.injection ?? []),
+    breakGlass: input.breakGlass,
+  })
   // Break glass is a human's decision and stands; otherwise what did not run cannot be approved.
-  const verdict = input.breakGlass ? judgedVerdict : capForCoverage(judgedVerdict.decision, judgedVerdict.reasons, coverage)
-  if (input.breakGlass && !coverage.complete) verdict.reasons.push(`the review is incomplete: ${coverage.reasons.join("; ")}`)
+  const verdict = input.breakGlass
+    ? judgedVerdict
+    : capForCoverage(judgedVerdict.decision, judgedVerdict.reasons, coverage)
+  if (input.breakGlass && !coverage.complete)
+    verdict.reasons.push(`the review is incomplete: ${coverage.reasons.join("; ")}`)
   const notes: string[] = []
 
   const coordinator = input.plan.agents.find((agent) => agent.role === "coordinator")?.name ?? "review_coordinator"
@@ -170,7 +183,10 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
     const thread = carried.continues[original] ?? null
     return {
       id: `f${index + 1}`,
-      reviewer: index < judgedCount ? attribute(finding, input.reviewers, coordinator) : code[original - (merged.length - code.length)]!.plugin,
+      reviewer:
+        index < judgedCount
+          ? attribute(finding, input.reviewers, coordinator)
+          : code[original - (merged.length - code.length)]!.plugin,
       severity: finding.severity,
       category: finding.category,
       file: finding.file,
@@ -191,12 +207,16 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
   }
 
   if (failedReviewers.length > 0) {
-    notes.unshift(`coverage is partial: ${failedReviewers.length} of ${planned.length} reviewers failed (${failedReviewers.map((failure) => failure.name).join(", ")})`)
+    notes.unshift(
+      `coverage is partial: ${failedReviewers.length} of ${planned.length} reviewers failed (${failedReviewers.map((failure) => failure.name).join(", ")})`,
+    )
   }
   for (const file of unread) notes.push(`not reviewed: ${file.path} (${file.reason})`)
   const unjudged = input.unjudgedFindings ?? 0
   if (unjudged > 0) {
-    notes.push(`${unjudged} less severe reviewer finding${unjudged === 1 ? " was" : "s were"} left out of the coordinator's input to fit OpenCode's tool output limit and not judged`)
+    notes.push(
+      `${unjudged} less severe reviewer finding${unjudged === 1 ? " was" : "s were"} left out of the coordinator's input to fit OpenCode's tool output limit and not judged`,
+    )
   }
 
   return {
@@ -208,7 +228,9 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
     resolved,
     coverage: {
       reviewedFiles,
-      filtered: input.plan.files.flatMap((file) => (file.noise === null ? [] : [{ path: file.path, reason: file.noise }])),
+      filtered: input.plan.files.flatMap((file) =>
+        file.noise === null ? [] : [{ path: file.path, reason: file.noise }],
+      ),
       failedReviewers,
       complete: coverage.complete,
       unjudgedFindings: unjudged,
@@ -236,7 +258,10 @@ function attribute(finding: Finding, reviewers: readonly ReviewerReport[], coord
   const title = normalize(finding.title)
   const category = normalizeCategory(finding.category)
   const tests: Array<(candidate: Finding) => boolean> = [
-    (candidate) => candidate.file === finding.file && candidate.line === finding.line && normalizeCategory(candidate.category) === category,
+    (candidate) =>
+      candidate.file === finding.file &&
+      candidate.line === finding.line &&
+      normalizeCategory(candidate.category) === category,
     (candidate) => candidate.file === finding.file && normalize(candidate.title) === title,
     (candidate) => normalize(candidate.title) === title,
     (candidate) => candidate.file === finding.file && candidate.line !== null && candidate.line === finding.line,
@@ -288,7 +313,11 @@ function usageOf(usage: ReviewRecordInput["usage"]): ReviewUsage {
 }
 
 function normalize(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, " ").trim().replace(/[.!?;:,]+$/, "")
+  return text
+    .toLowerCase()
+    .replace(/\s+/g, " ")
+    .trim()
+    .replace(/[.!?;:,]+$/, "")
 }
 
 export * as ReviewRecords from "./review-record"

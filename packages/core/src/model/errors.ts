@@ -27,7 +27,12 @@ export class ConfigInvalidError extends ReviewError<{ file: string | null; issue
 /** A plugin's `configure` hook failed; the run stops with the plugin's name. */
 export class PluginConfigureError extends ReviewError<{ plugin: string; phase: string }> {
   constructor(plugin: string, phase: string, cause: unknown) {
-    super("PluginConfigureError", `plugin "${plugin}" failed in ${phase}: ${describe(cause)}`, { plugin, phase }, { cause })
+    super(
+      "PluginConfigureError",
+      `plugin "${plugin}" failed in ${phase}: ${describe(cause)}`,
+      { plugin, phase },
+      { cause },
+    )
   }
 }
 
@@ -48,7 +53,9 @@ export class ConfigAssemblyError extends ReviewError<{ issues: string[] }> {
 /** A patch file name that would be written outside the work dir. */
 export class DiffPatchPathError extends ReviewError<{ patchFile: string }> {
   constructor(patchFile: string) {
-    super("DiffPatchPathError", `patch file ${JSON.stringify(patchFile)} is not inside the output directory`, { patchFile })
+    super("DiffPatchPathError", `patch file ${JSON.stringify(patchFile)} is not inside the output directory`, {
+      patchFile,
+    })
   }
 }
 
@@ -64,6 +71,11 @@ export class OpencodeStartError extends ReviewError<{ binary: string; hint: stri
     const code = (cause as NodeJS.ErrnoException | null)?.code
     const hint =
       "set OPENCODE_BIN to a working opencode 1.18.x binary, or reinstall opencode-reviewer so its opencode-ai dependency brings the platform binary (opencode-linux-x64 and the like)"
-    super("OpencodeStartError", `cannot start opencode at ${binary}: ${code ?? describe(cause)}`, { binary, hint }, { cause })
+    super(
+      "OpencodeStartError",
+      `cannot start opencode at ${binary}: ${code ?? describe(cause)}`,
+      { binary, hint },
+      { cause },
+    )
   }
 }

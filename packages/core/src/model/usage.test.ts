@@ -6,7 +6,10 @@ const tokens = { input: 1_000, output: 200, cacheRead: 4_000, cacheWrite: 0 }
 describe("usage", () => {
   test("costOf prices cached tokens at input's price unless given their own", () => {
     expect(costOf(tokens, { input: 3, output: 15 })).toBeCloseTo((1_000 * 3 + 200 * 15 + 4_000 * 3) / 1e6, 12)
-    expect(costOf(tokens, { input: 3, output: 15, cacheRead: 0.3 })).toBeCloseTo((1_000 * 3 + 200 * 15 + 4_000 * 0.3) / 1e6, 12)
+    expect(costOf(tokens, { input: 3, output: 15, cacheRead: 0.3 })).toBeCloseTo(
+      (1_000 * 3 + 200 * 15 + 4_000 * 0.3) / 1e6,
+      12,
+    )
   })
 
   test("tallyUsage sums per agent and per model, keeps the provider's cost, prices only what has none", () => {
@@ -19,7 +22,13 @@ describe("usage", () => {
       ],
       (model) => (model === "b/unpriced" ? { input: 1, output: 2 } : null),
     )
-    expect(usage.byAgent.review_coordinator).toEqual({ input: 2_000, output: 400, cacheRead: 8_000, cacheWrite: 0, costUsd: 0.03 })
+    expect(usage.byAgent.review_coordinator).toEqual({
+      input: 2_000,
+      output: 400,
+      cacheRead: 8_000,
+      cacheWrite: 0,
+      costUsd: 0.03,
+    })
     expect(usage.byAgent.security!.costUsd).toBe(0.0054)
     expect(Object.keys(usage.byModel)).toEqual(["a/top", "b/unpriced"])
     expect(usage.costUsd).toBe(0.0354)

@@ -44,8 +44,17 @@ export function addTokens(sum: TokenCounts, more: TokenCounts): TokenCounts {
 }
 
 /** What `tokens` cost at `price`, in USD. */
-export function costOf(tokens: Pick<TokenCounts, "input" | "output" | "cacheRead" | "cacheWrite">, price: Price): number {
-  return (tokens.input * price.input + tokens.output * price.output + tokens.cacheRead * (price.cacheRead ?? price.input) + tokens.cacheWrite * (price.cacheWrite ?? price.input)) / 1_000_000
+export function costOf(
+  tokens: Pick<TokenCounts, "input" | "output" | "cacheRead" | "cacheWrite">,
+  price: Price,
+): number {
+  return (
+    (tokens.input * price.input +
+      tokens.output * price.output +
+      tokens.cacheRead * (price.cacheRead ?? price.input) +
+      tokens.cacheWrite * (price.cacheWrite ?? price.input)) /
+    1_000_000
+  )
 }
 
 /** One paid-for unit of work: a coordinator step or a reviewer's sessions. */

@@ -15,7 +15,12 @@ describe("selectAgents", () => {
   })
 
   test("lite runs four agents", () => {
-    expect(names(selectAgents("lite", none, config))).toEqual(["review_coordinator", "code-quality", "compliance", "documentation"])
+    expect(names(selectAgents("lite", none, config))).toEqual([
+      "review_coordinator",
+      "code-quality",
+      "compliance",
+      "documentation",
+    ])
   })
 
   test("lite adds security when the change is security-relevant", () => {
@@ -51,11 +56,18 @@ describe("selectAgents", () => {
 
   test("config can switch reviewers off or on and override their model", () => {
     const custom = parseConfig({
-      reviewers: { performance: { enabled: false }, release: { enabled: true }, security: { model: "openai/gpt-5.4", timeoutMinutes: 8 } },
+      reviewers: {
+        performance: { enabled: false },
+        release: { enabled: true },
+        security: { model: "openai/gpt-5.4", timeoutMinutes: 8 },
+      },
     }).config
     const agents = selectAgents("full", none, custom)
     expect(names(agents)).not.toContain("performance")
     expect(names(agents)).toContain("release")
-    expect(agents.find((agent) => agent.name === "security")).toMatchObject({ models: ["openai/gpt-5.4"], timeoutMinutes: 8 })
+    expect(agents.find((agent) => agent.name === "security")).toMatchObject({
+      models: ["openai/gpt-5.4"],
+      timeoutMinutes: 8,
+    })
   })
 })

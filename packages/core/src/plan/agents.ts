@@ -17,13 +17,55 @@ export interface ReviewerSpec {
 
 /** The seven specialists, in the order their findings are presented (docs/design-numbers.md). */
 export const reviewers: readonly ReviewerSpec[] = [
-  { name: "security", description: "Security reviewer: exploitable flaws in the change", modelTier: "standard", tiers: ["full"], timeoutMinutes: 5 },
-  { name: "code-quality", description: "Generalist reviewer: correctness, error handling, maintainability", modelTier: "standard", tiers: ["trivial", "lite", "full"], timeoutMinutes: 10 },
-  { name: "performance", description: "Performance reviewer: measurable regressions on hot paths", modelTier: "standard", tiers: ["full"], timeoutMinutes: 5 },
-  { name: "compliance", description: "Engineering-standards reviewer: the organisation's documented rules", modelTier: "standard", tiers: ["lite", "full"], timeoutMinutes: 5 },
-  { name: "documentation", description: "Documentation reviewer: docs that the change makes wrong or missing", modelTier: "light", tiers: ["lite", "full"], timeoutMinutes: 5 },
-  { name: "release", description: "Release reviewer: versions, changelogs and release configuration", modelTier: "light", tiers: [], timeoutMinutes: 5 },
-  { name: "agents-md", description: "AGENTS.md reviewer: keeps the agent instructions true to the project", modelTier: "light", tiers: ["full"], timeoutMinutes: 5 },
+  {
+    name: "security",
+    description: "Security reviewer: exploitable flaws in the change",
+    modelTier: "standard",
+    tiers: ["full"],
+    timeoutMinutes: 5,
+  },
+  {
+    name: "code-quality",
+    description: "Generalist reviewer: correctness, error handling, maintainability",
+    modelTier: "standard",
+    tiers: ["trivial", "lite", "full"],
+    timeoutMinutes: 10,
+  },
+  {
+    name: "performance",
+    description: "Performance reviewer: measurable regressions on hot paths",
+    modelTier: "standard",
+    tiers: ["full"],
+    timeoutMinutes: 5,
+  },
+  {
+    name: "compliance",
+    description: "Engineering-standards reviewer: the organisation's documented rules",
+    modelTier: "standard",
+    tiers: ["lite", "full"],
+    timeoutMinutes: 5,
+  },
+  {
+    name: "documentation",
+    description: "Documentation reviewer: docs that the change makes wrong or missing",
+    modelTier: "light",
+    tiers: ["lite", "full"],
+    timeoutMinutes: 5,
+  },
+  {
+    name: "release",
+    description: "Release reviewer: versions, changelogs and release configuration",
+    modelTier: "light",
+    tiers: [],
+    timeoutMinutes: 5,
+  },
+  {
+    name: "agents-md",
+    description: "AGENTS.md reviewer: keeps the agent instructions true to the project",
+    modelTier: "light",
+    tiers: ["full"],
+    timeoutMinutes: 5,
+  },
 ]
 
 /** One agent of the plan: its name, role, model chain (primary first) and why it runs. */
@@ -53,7 +95,8 @@ export function selectAgents(tier: Tier, signals: ChangeSignals, config: Config)
   }
   const chosen = reviewers.flatMap((spec) => {
     const settings = config.reviewers[spec.name]
-    const reason = settings.enabled === false ? null : settings.enabled === true ? "enabled in config" : why(spec, tier, signals)
+    const reason =
+      settings.enabled === false ? null : settings.enabled === true ? "enabled in config" : why(spec, tier, signals)
     if (reason === null) return []
     return [
       {
@@ -69,12 +112,14 @@ export function selectAgents(tier: Tier, signals: ChangeSignals, config: Config)
 }
 
 function why(spec: ReviewerSpec, tier: Tier, signals: ChangeSignals): string | null {
-  if (spec.name === "release") return signals.release.length > 0 ? `release files changed: ${list(signals.release)}` : null
+  if (spec.name === "release")
+    return signals.release.length > 0 ? `release files changed: ${list(signals.release)}` : null
   if (spec.tiers.includes(tier)) return `${tier} tier`
   if (spec.name === "security" && tier === "lite" && signals.security.length > 0) {
     return `security-relevant change: ${list(signals.security)}`
   }
-  if (spec.name === "agents-md" && signals.agentsMd.length > 0) return `project set-up changed: ${list(signals.agentsMd)}`
+  if (spec.name === "agents-md" && signals.agentsMd.length > 0)
+    return `project set-up changed: ${list(signals.agentsMd)}`
   return null
 }
 

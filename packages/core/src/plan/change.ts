@@ -74,5 +74,14 @@ export interface VcsProvider {
 
 /** Metadata for a change that has none of its own (a bare patch). */
 export function anonymousMergeRequest(title: string, description = ""): MergeRequestInfo {
-  return { title, description, author: null, sourceBranch: null, targetBranch: null, baseSha: null, headSha: null, url: null }
+  return {
+    title,
+    description,
+    author: null,
+    sourceBranch: null,
+    targetBranch: null,
+    baseSha: null,
+    headSha: null,
+    url: null,
+  }
 }

@@ -1,4 +1,13 @@
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs"
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -13,7 +22,18 @@ const environment = {
   GIT_CONFIG_GLOBAL: join(root, "gitconfig"),
   LC_ALL: "C",
 }
-const DIFF = ["-c", "core.quotePath=true", "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "-M", "-C"]
+const DIFF = [
+  "-c",
+  "core.quotePath=true",
+  "diff",
+  "--no-color",
+  "--no-ext-diff",
+  "--no-textconv",
+  "--src-prefix=a/",
+  "--dst-prefix=b/",
+  "-M",
+  "-C",
+]
 const HUGE = 1_200_000
 const SUB_OLD = "1111111111111111111111111111111111111111"
 const SUB_NEW = "2222222222222222222222222222222222222222"
@@ -145,11 +165,26 @@ describe("parseDiff on a real repository", () => {
   it("reads every kind of change the repository contains", () => {
     const statuses = new Set(files.map((file) => file.status))
     expect([...statuses].sort()).toEqual(["added", "copied", "deleted", "modified", "renamed"])
-    expect(file("moved/new name.txt")).toMatchObject({ status: "renamed", oldPath: "moved/old name.txt", similarity: 100, hunks: [] })
-    expect(file("renamed-edited.txt")).toMatchObject({ status: "renamed", oldPath: "renamed-edit.txt", added: 1, removed: 1 })
+    expect(file("moved/new name.txt")).toMatchObject({
+      status: "renamed",
+      oldPath: "moved/old name.txt",
+      similarity: 100,
+      hunks: [],
+    })
+    expect(file("renamed-edited.txt")).toMatchObject({
+      status: "renamed",
+      oldPath: "renamed-edit.txt",
+      added: 1,
+      removed: 1,
+    })
     expect(file("renamed-edited.txt").similarity).toBeLessThan(100)
     expect(file("copy-target.txt")).toMatchObject({ status: "copied", oldPath: "copy-source.txt", similarity: 100 })
-    expect(file("copy-edited.txt")).toMatchObject({ status: "copied", oldPath: "copy-edit-source.txt", added: 1, removed: 1 })
+    expect(file("copy-edited.txt")).toMatchObject({
+      status: "copied",
+      oldPath: "copy-edit-source.txt",
+      added: 1,
+      removed: 1,
+    })
     expect(file("gone.txt")).toMatchObject({ status: "deleted", removed: 3, added: 0 })
     expect(file("docs/read me.txt")).toMatchObject({ status: "modified", added: 1, oldPath: "docs/read me.txt" })
     expect(file("docs/read me.txt").patch).toContain("\n+++ b/docs/read me.txt\t\n")
@@ -158,21 +193,36 @@ describe("parseDiff on a real repository", () => {
 
   it("reads empty files added, deleted and renamed", () => {
     // git pairs the deleted and the added empty file as an exact rename
-    expect(file("empty-added")).toMatchObject({ status: "renamed", oldPath: "empty-deleted", similarity: 100, hunks: [] })
+    expect(file("empty-added")).toMatchObject({
+      status: "renamed",
+      oldPath: "empty-deleted",
+      similarity: 100,
+      hunks: [],
+    })
     const deleted = parseDiff(git([...DIFF, head, later]))
     expect(deleted.files.map(summary)).toEqual(expected([head, later]))
-    expect(deleted.files).toMatchObject([{ path: "empty-added", status: "deleted", hunks: [], oldMode: "100644", newMode: null }])
+    expect(deleted.files).toMatchObject([
+      { path: "empty-added", status: "deleted", hunks: [], oldMode: "100644", newMode: null },
+    ])
     const added = parseDiff(git([...DIFF, later, head]))
     expect(added.files.map(summary)).toEqual(expected([later, head]))
-    expect(added.files).toMatchObject([{ path: "empty-added", status: "added", hunks: [], oldMode: null, newMode: "100644" }])
-    expect(added.files[0]?.patch).toBe("diff --git a/empty-added b/empty-added\nnew file mode 100644\nindex 0000000..e69de29\n")
+    expect(added.files).toMatchObject([
+      { path: "empty-added", status: "added", hunks: [], oldMode: null, newMode: "100644" },
+    ])
+    expect(added.files[0]?.patch).toBe(
+      "diff --git a/empty-added b/empty-added\nnew file mode 100644\nindex 0000000..e69de29\n",
+    )
   })
 
   it("reads binary sections, including paths with spaces", () => {
     expect(file("image.bin")).toMatchObject({ status: "modified", binary: true, added: 0, removed: 0, hunks: [] })
     expect(file("new.bin")).toMatchObject({ status: "added", binary: true })
     expect(file("old.bin")).toMatchObject({ status: "deleted", binary: true })
-    expect(file("bin dir/has space.bin")).toMatchObject({ status: "added", binary: true, oldPath: "bin dir/has space.bin" })
+    expect(file("bin dir/has space.bin")).toMatchObject({
+      status: "added",
+      binary: true,
+      oldPath: "bin dir/has space.bin",
+    })
   })
 
   it("reads mode-only changes, symlinks, type changes and submodules", () => {
@@ -181,14 +231,21 @@ describe("parseDiff on a real repository", () => {
     expect(file("tool.sh")).toMatchObject({ oldMode: "100644", newMode: "100755", added: 1 })
     const link = file("link-added")
     expect(link).toMatchObject({ status: "added", newMode: "120000" })
-    expect(link.hunks[0]?.lines).toEqual([{ kind: "add", oldLine: null, newLine: 1, text: "target", noNewlineAtEnd: true }])
+    expect(link.hunks[0]?.lines).toEqual([
+      { kind: "add", oldLine: null, newLine: 1, text: "target", noNewlineAtEnd: true },
+    ])
     expect(file("link-changed")).toMatchObject({ oldMode: "120000", newMode: "120000", added: 1, removed: 1 })
     const changed = file("typechange")
     expect(changed).toMatchObject({ status: "modified", oldMode: "100644", newMode: "120000", added: 1, removed: 1 })
     expect(changed.patch.match(/^diff --git /gm)).toHaveLength(2)
     expect(file("vendor/lib")).toMatchObject({ status: "added", submodule: true, newMode: "160000" })
     expect(file("vendor/lib").hunks[0]?.lines[0]?.text).toBe(`Subproject commit ${SUB_ADDED}`)
-    expect(file("vendor/old")).toMatchObject({ status: "modified", submodule: true, oldMode: "160000", newMode: "160000" })
+    expect(file("vendor/old")).toMatchObject({
+      status: "modified",
+      submodule: true,
+      oldMode: "160000",
+      newMode: "160000",
+    })
     expect(file("vendor/old").hunks[0]?.lines.map((line) => line.text)).toEqual([
       `Subproject commit ${SUB_OLD}`,
       `Subproject commit ${SUB_NEW}`,
@@ -270,10 +327,16 @@ describe("parseDiff on a real repository", () => {
     const bytes = parseDiff(raw).files
     expect(Buffer.concat(bytes.map((file) => file.patchBytes ?? new Uint8Array())).equals(raw)).toBe(true)
     const decoded = text(raw)
-    expect(parseDiff(decoded).files.map((file) => file.patch).join("")).toBe(decoded)
+    expect(
+      parseDiff(decoded)
+        .files.map((file) => file.patch)
+        .join(""),
+    ).toBe(decoded)
     for (const file of bytes) expect(file.patch.startsWith("diff --git ")).toBe(true)
     expect(text(file("latin1.txt").patchBytes ?? new Uint8Array())).toContain("caf\uFFFD")
-    expect(Buffer.from(file("latin1.txt").patchBytes ?? []).includes(Buffer.from([0x2b, 0x63, 0x61, 0x66, 0xe9, 0x73]))).toBe(true)
+    expect(
+      Buffer.from(file("latin1.txt").patchBytes ?? []).includes(Buffer.from([0x2b, 0x63, 0x61, 0x66, 0xe9, 0x73])),
+    ).toBe(true)
   })
 
   it("writes patch files that git applies one by one and together", async () => {
@@ -308,7 +371,9 @@ describe("parseDiff on a real repository", () => {
     const last = result.files[result.files.length - 1]
     expect(last?.patch).not.toContain("\n-- \n")
     const decoded = text(patch)
-    expect(decoded.slice(decoded.lastIndexOf(last?.patch ?? "") + (last?.patch.length ?? 0))).toMatch(/^-- \n[\d.]+\n\n$/)
+    expect(decoded.slice(decoded.lastIndexOf(last?.patch ?? "") + (last?.patch.length ?? 0))).toMatch(
+      /^-- \n[\d.]+\n\n$/,
+    )
     expect(text(patch).indexOf("diff --git")).toBeGreaterThan(text(patch).indexOf("with a separator line"))
   })
 
@@ -324,7 +389,9 @@ describe("parseDiff on a real repository", () => {
   })
 
   it("reads git's mnemonic prefixes and leaves unprefixed paths alone", () => {
-    const mnemonic = parseDiff("diff --git i/src/a.ts w/src/a.ts\n--- i/src/a.ts\n+++ w/src/a.ts\n@@ -1 +1 @@\n-x\n+y\n")
+    const mnemonic = parseDiff(
+      "diff --git i/src/a.ts w/src/a.ts\n--- i/src/a.ts\n+++ w/src/a.ts\n@@ -1 +1 @@\n-x\n+y\n",
+    )
     expect(mnemonic.files.map((file) => file.path)).toEqual(["src/a.ts"])
     const bare = parseDiff("diff --git a/b a/b\nold mode 100644\nnew mode 100755\n")
     expect(bare.files.map((file) => file.path)).toEqual(["a/b"])
@@ -339,7 +406,8 @@ describe("parseDiff on a real repository", () => {
     }
     for (let round = 0; round < 200; round += 1) {
       const mutated = Uint8Array.from(small)
-      for (let flip = 0; flip < 20; flip += 1) mutated[Math.floor(random() * mutated.length)] = Math.floor(random() * 256)
+      for (let flip = 0; flip < 20; flip += 1)
+        mutated[Math.floor(random() * mutated.length)] = Math.floor(random() * 256)
       const result = parseDiff(mutated)
       for (const file of result.files) expect(typeof file.path).toBe("string")
     }
@@ -389,21 +457,28 @@ describe("parseDiff on malformed input", () => {
   })
 
   it("reports hunk lines that exceed the header counts", () => {
-    const result = parseDiff(["diff --git a/a b/a", "--- a/a", "+++ b/a", "@@ -1 +1 @@", "-x", "-y", "+z", ""].join("\n"))
+    const result = parseDiff(
+      ["diff --git a/a b/a", "--- a/a", "+++ b/a", "@@ -1 +1 @@", "-x", "-y", "+z", ""].join("\n"),
+    )
     expect(result.files[0]?.removed).toBe(1)
     expect(result.problems).toHaveLength(1)
     expect(result.problems[0]).toMatch(/^line 6: hunk line does not fit/)
   })
 
   it("skips a malformed hunk header until the next hunk", () => {
-    const result = parseDiff(["diff --git a/a b/a", "--- a/a", "+++ b/a", "@@ -x +y @@", "-x", "@@ -5 +5 @@", "-y", "+z", ""].join("\n"))
+    const result = parseDiff(
+      ["diff --git a/a b/a", "--- a/a", "+++ b/a", "@@ -x +y @@", "-x", "@@ -5 +5 @@", "-y", "+z", ""].join("\n"),
+    )
     expect(result.files[0]?.hunks.map((hunk) => hunk.oldStart)).toEqual([5])
     expect(result.problems).toEqual(['line 4: malformed hunk header "@@ -x +y @@"; lines skipped until the next hunk'])
   })
 
   it("returns no files and a problem for text that is not a diff", () => {
     expect(parseDiff("hello\nworld\n")).toEqual({ files: [], problems: ['no "diff --git" section found'] })
-    expect(parseDiff(new Uint8Array([0, 255, 10, 1]))).toEqual({ files: [], problems: ['no "diff --git" section found'] })
+    expect(parseDiff(new Uint8Array([0, 255, 10, 1]))).toEqual({
+      files: [],
+      problems: ['no "diff --git" section found'],
+    })
     expect(parseDiff("")).toEqual({ files: [], problems: [] })
   })
 
@@ -472,7 +547,14 @@ function summary(file: DiffFile): Summary {
   return { path, oldPath, status, binary, added, removed, oldMode, newMode }
 }
 
-const STATUSES: Record<string, FileStatus> = { A: "added", D: "deleted", M: "modified", T: "modified", R: "renamed", C: "copied" }
+const STATUSES: Record<string, FileStatus> = {
+  A: "added",
+  D: "deleted",
+  M: "modified",
+  T: "modified",
+  R: "renamed",
+  C: "copied",
+}
 
 /** What git itself says about the change, from `--numstat -z` and `--raw -z`. */
 function expected(range: string[]): Summary[] {

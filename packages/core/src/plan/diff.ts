@@ -242,7 +242,9 @@ class Parser {
     // An empty line is an empty context line whose leading space was stripped (as `git apply` accepts).
     if (code === SPACE || code === -1) {
       if (this.oldLeft === 0 || this.newLeft === 0) return this.mismatch(next)
-      hunk.lines.push(line("context", this.oldNext++, this.newNext++, this.decode(code === -1 ? start : start + 1, end)))
+      hunk.lines.push(
+        line("context", this.oldNext++, this.newNext++, this.decode(code === -1 ? start : start + 1, end)),
+      )
       this.oldLeft -= 1
       this.newLeft -= 1
       section.end = next
@@ -367,7 +369,12 @@ class Parser {
 
   private stepBinary(start: number, end: number, next: number): boolean {
     const text = this.source.text
-    if (start === end || text.startsWith("literal ", start) || text.startsWith("delta ", start) || isBase85(text, start, end)) {
+    if (
+      start === end ||
+      text.startsWith("literal ", start) ||
+      text.startsWith("delta ", start) ||
+      isBase85(text, start, end)
+    ) {
       ;(this.section as Section).end = next
       return true
     }
@@ -380,7 +387,8 @@ class Parser {
     if (text.startsWith("@@ ", start)) return this.openHunk(start, end, next)
     if (text.startsWith("diff --git ", start)) return this.openSection(start, end, next)
     // A blank line or the `-- ` signature of `git format-patch` ends the file quietly.
-    if (start !== end && !isSignature(text, start, end)) this.problem(`unexpected line after hunk ${this.snippet(start, end)}; section ended`)
+    if (start !== end && !isSignature(text, start, end))
+      this.problem(`unexpected line after hunk ${this.snippet(start, end)}; section ended`)
     return this.endSection()
   }
 
@@ -724,7 +732,17 @@ function namePath(rest: string): string {
   return unquote(rest, 0)?.value ?? rest
 }
 
-const ESCAPES: Record<string, string> = { a: "\x07", b: "\b", t: "\t", n: "\n", v: "\v", f: "\f", r: "\r", '"': '"', "\\": "\\" }
+const ESCAPES: Record<string, string> = {
+  a: "\x07",
+  b: "\b",
+  t: "\t",
+  n: "\n",
+  v: "\v",
+  f: "\f",
+  r: "\r",
+  '"': '"',
+  "\\": "\\",
+}
 
 /** Reads git's C-style quoted name starting at the quote at `start`; works on byte strings and yields one. */
 function unquote(text: string, start: number): { value: string; end: number } | null {

@@ -92,20 +92,29 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
   const { change, config, log } = options
   const workDir = resolve(options.workDir)
   const started = performance.now()
-  const phase = (name: string) => log.debug({ phase: name, ms: Math.round(performance.now() - started) }, "plan phase done")
+  const phase = (name: string) =>
+    log.debug({ phase: name, ms: Math.round(performance.now() - started) }, "plan phase done")
   const parsed = parseDiff(change.diff)
   phase("parse")
   const warnings = parsed.problems.map((problem) => `diff: ${problem}`)
 
   const planned = await classifyFiles(parsed.files, change, config)
   const assessment = assessRisk(
-    planned.map(({ file, noise, securitySensitive }) => ({ path: file.path, added: file.added, removed: file.removed, noise, securitySensitive })),
+    planned.map(({ file, noise, securitySensitive }) => ({
+      path: file.path,
+      added: file.added,
+      removed: file.removed,
+      noise,
+      securitySensitive,
+    })),
     config.tiers,
   )
   phase("classify")
   const signals = readSignals(planned, { security: assessment.tier === "lite" })
   // What reviewers will read, in tokens: the patches of reviewed files (the shared context is small).
-  const changeTokens = Math.ceil(planned.reduce((sum, entry) => sum + (entry.noise === null ? entry.file.patch.length : 0), 0) / 4)
+  const changeTokens = Math.ceil(
+    planned.reduce((sum, entry) => sum + (entry.noise === null ? entry.file.patch.length : 0), 0) / 4,
+  )
   const spend = capSpend(assessment.tier, (tier) => selectAgents(tier, signals, config), changeTokens, config)
   const selected = spend.agents
   if (spend.reason) {
@@ -117,7 +126,9 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     repoDir: options.repoDir,
     workDir,
     tier: assessment.tier,
-    files: Object.freeze(planned.map(({ file, noise }) => Object.freeze({ path: file.path, status: file.status, noise }))),
+    files: Object.freeze(
+      planned.map(({ file, noise }) => Object.freeze({ path: file.path, status: file.status, noise })),
+    ),
     agents: Object.freeze(selected.map(({ name, role }) => Object.freeze({ name, role }))),
     diff: Object.freeze(planned.map(({ file }) => Object.freeze(file))),
   })
@@ -128,13 +139,15 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     log,
     ...(options.signal ? { signal: options.signal } : {}),
     seed(store) {
-      for (const [id, block] of Object.entries(config.provider)) store.providers.set(id, { plugin: "core", block: structuredClone(block) })
+      for (const [id, block] of Object.entries(config.provider))
+        store.providers.set(id, { plugin: "core", block: structuredClone(block) })
       for (const agent of selected) {
         const description =
           agent.role === "coordinator"
             ? "Review coordinator: runs the specialists, judges their findings, submits one review"
             : (reviewerSpecs.find((spec) => spec.name === agent.name)?.description ?? agent.name)
-        const prompt = agent.role === "coordinator" ? options.prompts.coordinator : options.prompts.reviewers[agent.name]!
+        const prompt =
+          agent.role === "coordinator" ? options.prompts.coordinator : options.prompts.reviewers[agent.name]!
         store.agents.set(agent.name, { description, prompt, models: agent.models, plugin: "core", role: agent.role })
       }
       options.extend?.(store, view)
@@ -183,13 +196,23 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
   const clipped = [...prompts.clipped, ...clipLongLines(reviewed.map(({ file }) => file))]
   phase("prompts")
   const coordinator = agents.find((agent) => agent.role === "coordinator")
-  const tooBig = coordinator ? contextWarning(lifecycle.config, coordinator.models[0]!, lifecycle.config.agent[coordinator.name]?.prompt ?? "", prompts.coordinator) : null
+  const tooBig = coordinator
+    ? contextWarning(
+        lifecycle.config,
+        coordinator.models[0]!,
+        lifecycle.config.agent[coordinator.name]?.prompt ?? "",
+        prompts.coordinator,
+      )
+    : null
   if (tooBig) warnings.push(tooBig)
   // The diff's added lines of every reviewed file: plain-language instructions only (code that
   // handles our XML legitimately contains boundary tags, and the diff never enters a prompt).
   const injection = [...prompts.injection, ...detectDiffInstructions(reviewed.map(({ file }) => file))]
   if (injection.length > 0) {
-    log.warn({ injection: injection.map(({ field, kind, excerpt }) => ({ field, kind, excerpt })) }, "suspected prompt injection in the merge request")
+    log.warn(
+      { injection: injection.map(({ field, kind, excerpt }) => ({ field, kind, excerpt })) },
+      "suspected prompt injection in the merge request",
+    )
   }
 
   const files = {
@@ -284,7 +307,8 @@ async function classifyFiles(files: DiffFile[], change: Change, config: Config):
   const patchNames = assignPatchFiles(files.map((file) => file.path))
   return files.map((file, index) => {
     const reason = byName[index] ?? noise.classify(file, heads[index] ?? read.get(file.path) ?? null)
-    const securitySensitive = sensitive.match(file.path) !== null || (file.oldPath !== file.path && sensitive.match(file.oldPath) !== null)
+    const securitySensitive =
+      sensitive.match(file.path) !== null || (file.oldPath !== file.path && sensitive.match(file.oldPath) !== null)
     const patchFile = reason === null && !file.binary ? (patchNames.get(file.path) ?? null) : null
     return { file, noise: reason, securitySensitive, patchFile }
   })

@@ -47,13 +47,20 @@ export function assessRisk(files: readonly RiskFile[], rules: RiskRules): Assess
   }
   const size = `${lines} changed lines in ${plural(totals.files, "file")}`
   if (lines <= rules.trivial.lines && totals.files <= rules.trivial.files) {
-    return { tier: "trivial", reasons: [`${size} (trivial: at most ${rules.trivial.lines} lines and ${rules.trivial.files} files)`], totals }
+    return {
+      tier: "trivial",
+      reasons: [`${size} (trivial: at most ${rules.trivial.lines} lines and ${rules.trivial.files} files)`],
+      totals,
+    }
   }
   if (lines <= rules.lite.lines && totals.files <= rules.lite.files) {
-    return { tier: "lite", reasons: [`${size} (lite: at most ${rules.lite.lines} lines and ${rules.lite.files} files)`], totals }
+    return {
+      tier: "lite",
+      reasons: [`${size} (lite: at most ${rules.lite.lines} lines and ${rules.lite.files} files)`],
+      totals,
+    }
   }
   return full([`${size} (above the lite limits of ${rules.lite.lines} lines and ${rules.lite.files} files)`])
 }
-
 
 export * as Risk from "./risk"

@@ -9,14 +9,19 @@ function added(path: string, lines: string[]): DiffFile {
   return parseDiff(text).files[0]!
 }
 function deleted(path: string): DiffFile {
-  return parseDiff(`diff --git a/${path} b/${path}\ndeleted file mode 100644\nindex 1111111..0000000\n--- a/${path}\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n`).files[0]!
+  return parseDiff(
+    `diff --git a/${path} b/${path}\ndeleted file mode 100644\nindex 1111111..0000000\n--- a/${path}\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n`,
+  ).files[0]!
 }
 function edited(path: string, removed: string[], addedLines: string[]): DiffFile {
   const body = [...removed.map((line) => `-${line}`), ...addedLines.map((line) => `+${line}`)].join("\n")
-  return parseDiff(`diff --git a/${path} b/${path}\nindex 1111111..2222222 100644\n--- a/${path}\n+++ b/${path}\n@@ -1,${removed.length} +1,${addedLines.length} @@\n${body}\n`).files[0]!
+  return parseDiff(
+    `diff --git a/${path} b/${path}\nindex 1111111..2222222 100644\n--- a/${path}\n+++ b/${path}\n@@ -1,${removed.length} +1,${addedLines.length} @@\n${body}\n`,
+  ).files[0]!
 }
 function renamed(from: string, to: string): DiffFile {
-  return parseDiff(`diff --git a/${from} b/${to}\nsimilarity index 100%\nrename from ${from}\nrename to ${to}\n`).files[0]!
+  return parseDiff(`diff --git a/${from} b/${to}\nsimilarity index 100%\nrename from ${from}\nrename to ${to}\n`)
+    .files[0]!
 }
 
 describe("path classification", () => {
@@ -30,7 +35,12 @@ describe("path classification", () => {
 
 describe("readSignals.agentsMd", () => {
   test("still names every AGENTS.md and mechanics file, noise included, and nothing else", () => {
-    const files = [added("bun.lock", ["{}"]), edited("AGENTS.md", ["a"], ["b"]), edited("Dockerfile", ["a"], ["b"]), edited("src/app.ts", ["a"], ["b"])]
+    const files = [
+      added("bun.lock", ["{}"]),
+      edited("AGENTS.md", ["a"], ["b"]),
+      edited("Dockerfile", ["a"], ["b"]),
+      edited("src/app.ts", ["a"], ["b"]),
+    ]
     const signals = readSignals(files.map((file) => ({ file, noise: file.path === "bun.lock" ? "lockfile" : null })))
     expect(signals.agentsMd).toEqual(["bun.lock", "AGENTS.md", "Dockerfile"])
   })

@@ -30,7 +30,17 @@ const releaseGlobs = compileGlobs(
 
 // Manifests count as release files only when a hunk touches their version line.
 const manifestGlobs = compileGlobs(
-  ["**/package.json", "**/cargo.toml", "**/pyproject.toml", "**/setup.cfg", "**/*.gemspec", "**/pom.xml", "**/build.gradle*", "**/mix.exs", "**/*.csproj"],
+  [
+    "**/package.json",
+    "**/cargo.toml",
+    "**/pyproject.toml",
+    "**/setup.cfg",
+    "**/*.gemspec",
+    "**/pom.xml",
+    "**/build.gradle*",
+    "**/mix.exs",
+    "**/*.csproj",
+  ],
   { caseInsensitive: true },
 )
 const versionLine = /^\s*(?:"version"\s*:|version\s*=|<version>|\.version\s*=|version:\s)/i
@@ -58,45 +68,157 @@ export type Mechanic = Exclude<MechanicsKind, "dependencies" | "scripts" | "rest
 
 // Which files are project mechanics, by kind. A file matches the first kind that lists it.
 const mechanicsGlobs: readonly (readonly [Mechanic, readonly string[]])[] = [
-  ["ci", ["**/.gitlab-ci.yml", "**/.gitlab/ci/**", "**/.github/workflows/**", "**/.circleci/**", "**/jenkinsfile", "**/azure-pipelines.yml", "**/bitbucket-pipelines.yml"]],
+  [
+    "ci",
+    [
+      "**/.gitlab-ci.yml",
+      "**/.gitlab/ci/**",
+      "**/.github/workflows/**",
+      "**/.circleci/**",
+      "**/jenkinsfile",
+      "**/azure-pipelines.yml",
+      "**/bitbucket-pipelines.yml",
+    ],
+  ],
   [
     "package-manager",
     [
-      "**/bun.lock", "**/bun.lockb", "**/package-lock.json", "**/npm-shrinkwrap.json", "**/yarn.lock", "**/pnpm-lock.yaml",
-      "**/poetry.lock", "**/pipfile.lock", "**/uv.lock", "**/gemfile.lock", "**/composer.lock",
-      "**/pnpm-workspace.yaml", "**/.npmrc", "**/.yarnrc", "**/.yarnrc.yml", "**/bunfig.toml",
+      "**/bun.lock",
+      "**/bun.lockb",
+      "**/package-lock.json",
+      "**/npm-shrinkwrap.json",
+      "**/yarn.lock",
+      "**/pnpm-lock.yaml",
+      "**/poetry.lock",
+      "**/pipfile.lock",
+      "**/uv.lock",
+      "**/gemfile.lock",
+      "**/composer.lock",
+      "**/pnpm-workspace.yaml",
+      "**/.npmrc",
+      "**/.yarnrc",
+      "**/.yarnrc.yml",
+      "**/bunfig.toml",
     ],
   ],
-  ["environment", ["**/.env.example", "**/.env.sample", "**/.env.template", "**/.env.dist", "**/env.example", "**/*.env.example"]],
+  [
+    "environment",
+    ["**/.env.example", "**/.env.sample", "**/.env.template", "**/.env.dist", "**/env.example", "**/*.env.example"],
+  ],
   [
     "test-framework",
-    ["**/vitest.config.*", "**/vitest.workspace.*", "**/jest.config.*", "**/pytest.ini", "**/tox.ini", "**/noxfile.py", "**/playwright.config.*", "**/cypress.config.*", "**/karma.conf.*", "**/.mocharc*", "**/phpunit.xml*"],
+    [
+      "**/vitest.config.*",
+      "**/vitest.workspace.*",
+      "**/jest.config.*",
+      "**/pytest.ini",
+      "**/tox.ini",
+      "**/noxfile.py",
+      "**/playwright.config.*",
+      "**/cypress.config.*",
+      "**/karma.conf.*",
+      "**/.mocharc*",
+      "**/phpunit.xml*",
+    ],
   ],
   [
     "build-tool",
-    ["**/vite.config.*", "**/webpack.config.*", "**/rollup.config.*", "**/tsup.config.*", "**/babel.config.*", "**/.babelrc", "**/turbo.json", "**/nx.json", "**/build.gradle*", "**/settings.gradle*", "**/pom.xml", "**/cmakelists.txt", "**/meson.build"],
+    [
+      "**/vite.config.*",
+      "**/webpack.config.*",
+      "**/rollup.config.*",
+      "**/tsup.config.*",
+      "**/babel.config.*",
+      "**/.babelrc",
+      "**/turbo.json",
+      "**/nx.json",
+      "**/build.gradle*",
+      "**/settings.gradle*",
+      "**/pom.xml",
+      "**/cmakelists.txt",
+      "**/meson.build",
+    ],
   ],
   ["task-runner", ["**/makefile", "**/justfile", "**/taskfile.yml", "**/taskfile.yaml"]],
   [
     "lint",
-    ["**/.eslintrc*", "**/eslint.config.*", "**/biome.json*", "**/.prettierrc*", "**/prettier.config.*", "**/ruff.toml", "**/.ruff.toml", "**/.golangci.y*ml", "**/.stylelintrc*", "**/.rubocop.yml", "**/.flake8", "**/.pylintrc", "**/.pre-commit-config.yaml", "**/lefthook.yml"],
+    [
+      "**/.eslintrc*",
+      "**/eslint.config.*",
+      "**/biome.json*",
+      "**/.prettierrc*",
+      "**/prettier.config.*",
+      "**/ruff.toml",
+      "**/.ruff.toml",
+      "**/.golangci.y*ml",
+      "**/.stylelintrc*",
+      "**/.rubocop.yml",
+      "**/.flake8",
+      "**/.pylintrc",
+      "**/.pre-commit-config.yaml",
+      "**/lefthook.yml",
+    ],
   ],
-  ["toolchain", ["**/.nvmrc", "**/.node-version", "**/.tool-versions", "**/.python-version", "**/.ruby-version", "**/rust-toolchain", "**/rust-toolchain.toml"]],
-  ["manifest", ["**/package.json", "**/go.mod", "**/cargo.toml", "**/pyproject.toml", "**/requirements*.txt", "**/pipfile", "**/gemfile", "**/composer.json", "**/setup.py", "**/setup.cfg"]],
+  [
+    "toolchain",
+    [
+      "**/.nvmrc",
+      "**/.node-version",
+      "**/.tool-versions",
+      "**/.python-version",
+      "**/.ruby-version",
+      "**/rust-toolchain",
+      "**/rust-toolchain.toml",
+    ],
+  ],
+  [
+    "manifest",
+    [
+      "**/package.json",
+      "**/go.mod",
+      "**/cargo.toml",
+      "**/pyproject.toml",
+      "**/requirements*.txt",
+      "**/pipfile",
+      "**/gemfile",
+      "**/composer.json",
+      "**/setup.py",
+      "**/setup.cfg",
+    ],
+  ],
   ["typescript", ["**/tsconfig*.json"]],
   ["container", ["**/dockerfile", "**/containerfile", "**/docker-compose*.y*ml", "**/compose.y*ml"]],
-  ["api-client", ["**/openapi*.y*ml", "**/openapi*.json", "**/swagger*.y*ml", "**/swagger*.json", "**/codegen.y*ml", "**/orval.config.*"]],
+  [
+    "api-client",
+    [
+      "**/openapi*.y*ml",
+      "**/openapi*.json",
+      "**/swagger*.y*ml",
+      "**/swagger*.json",
+      "**/codegen.y*ml",
+      "**/orval.config.*",
+    ],
+  ],
 ]
 // Nearly every rule is "**/<file name pattern>": those become one case-insensitive regex per kind on
 // the base name (a diff of 20k files is classified twice per plan); folder rules go through globs.
 const mechanicsSets = mechanicsGlobs.map(([kind, globs]) => {
   const byName = globs.filter((glob) => glob.startsWith("**/") && !glob.slice(3).includes("/"))
-  const names = new RegExp(`^(?:${byName.map((glob) => [...glob.slice(3)].map((char) => (char === "*" ? "[^/]*" : char === "?" ? "[^/]" : char.replace(/[.+^${}()|[\]\\]/g, "\\$&"))).join("")).join("|")})$`, "i")
+  const names = new RegExp(
+    `^(?:${byName.map((glob) => [...glob.slice(3)].map((char) => (char === "*" ? "[^/]*" : char === "?" ? "[^/]" : char.replace(/[.+^${}()|[\]\\]/g, "\\$&"))).join("")).join("|")})$`,
+    "i",
+  )
   const folders = globs.filter((glob) => !byName.includes(glob))
-  return [kind, { names, folders: folders.length > 0 ? compileGlobs(folders, { caseInsensitive: true }) : null }] as const
+  return [
+    kind,
+    { names, folders: folders.length > 0 ? compileGlobs(folders, { caseInsensitive: true }) : null },
+  ] as const
 })
 const agentsFileGlobs = compileGlobs(["**/agents.md", "**/claude.md"], { caseInsensitive: true })
-const lockfileGlobs = compileGlobs(mechanicsGlobs.find(([kind]) => kind === "package-manager")![1].filter((glob) => /lock/.test(glob)), { caseInsensitive: true })
+const lockfileGlobs = compileGlobs(
+  mechanicsGlobs.find(([kind]) => kind === "package-manager")![1].filter((glob) => /lock/.test(glob)),
+  { caseInsensitive: true },
+)
 
 /** Whether a path is a lockfile of a package manager (bun.lock, package-lock.json, yarn.lock, …). */
 export function isLockfile(path: string): boolean {
@@ -111,7 +233,11 @@ export function isAgentsFile(path: string): boolean {
 /** The kind of project mechanics a path belongs to, or null for ordinary code and docs. */
 export function mechanicsKindOf(path: string): Mechanic | null {
   const name = path.slice(path.lastIndexOf("/") + 1)
-  return mechanicsSets.find(([, set]) => set.names.test(name) || (set.folders !== null && set.folders.match(path) !== null))?.[0] ?? null
+  return (
+    mechanicsSets.find(
+      ([, set]) => set.names.test(name) || (set.folders !== null && set.folders.match(path) !== null),
+    )?.[0] ?? null
+  )
 }
 
 // Words in added lines that make a small change worth a security reviewer even below the full tier.
@@ -129,7 +255,8 @@ export function readSignals(
 ): ChangeSignals {
   const signals: ChangeSignals = { release: [], agentsMd: [], security: [] }
   for (const { file, noise } of files) {
-    if (releaseGlobs.match(file.path) || (manifestGlobs.match(file.path) && touchesVersion(file))) signals.release.push(file.path)
+    if (releaseGlobs.match(file.path) || (manifestGlobs.match(file.path) && touchesVersion(file)))
+      signals.release.push(file.path)
     if (isAgentsFile(file.path) || mechanicsKindOf(file.path) !== null) signals.agentsMd.push(file.path)
     if (noise !== null || !options.security) continue
     const word = securityWord(file)

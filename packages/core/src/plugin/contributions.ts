@@ -1,5 +1,12 @@
 import { modelIdPattern } from "../model/model-id"
-import type { AgentContribution, AgentTarget, ConfigureContext, PermissionRule, PlanView, PromptSection } from "./plugin"
+import type {
+  AgentContribution,
+  AgentTarget,
+  ConfigureContext,
+  PermissionRule,
+  PlanView,
+  PromptSection,
+} from "./plugin"
 import { CodeFinding, Finding, normalizeCategory } from "../model/finding"
 import type { Logger } from "../model/logger"
 
@@ -89,7 +96,8 @@ export function createConfigureContext(
     },
     injectPrompt(target, section) {
       checkTarget(target)
-      if (section.title.trim() === "" || section.body.trim() === "") throw new Error("prompt sections need a title and a body")
+      if (section.title.trim() === "" || section.body.trim() === "")
+        throw new Error("prompt sections need a title and a body")
       store.prompts.push({ plugin, target, section: { ...section } })
     },
     setPermission(target, permission, rule) {
@@ -104,9 +112,13 @@ export function createConfigureContext(
     addFinding(finding) {
       const parsed = Finding.safeParse(finding)
       if (!parsed.success) {
-        throw new Error(`finding is not valid: ${parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`).join("; ")}`)
+        throw new Error(
+          `finding is not valid: ${parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`).join("; ")}`,
+        )
       }
-      store.findings.push(CodeFinding.parse({ plugin, finding: { ...parsed.data, category: normalizeCategory(parsed.data.category) } }))
+      store.findings.push(
+        CodeFinding.parse({ plugin, finding: { ...parsed.data, category: normalizeCategory(parsed.data.category) } }),
+      )
     },
   }
 }

@@ -52,10 +52,16 @@ describe("fetchText", () => {
   test("returns the body, its content type and the final URL after redirects, asking for the given types", async () => {
     const server = serve({
       "/old.md": () => Response.redirect("/doc.md", 302),
-      "/doc.md": () => new Response("# Doc — ünïcode\n", { headers: { "content-type": "text/markdown; charset=utf-8" } }),
+      "/doc.md": () =>
+        new Response("# Doc — ünïcode\n", { headers: { "content-type": "text/markdown; charset=utf-8" } }),
     })
     const result = await fetchText(`${server.url}/old.md`, { accept: "text/markdown" })
-    expect(result).toEqual({ ok: true, text: "# Doc — ünïcode\n", contentType: "text/markdown; charset=utf-8", url: `${server.url}/doc.md` })
+    expect(result).toEqual({
+      ok: true,
+      text: "# Doc — ünïcode\n",
+      contentType: "text/markdown; charset=utf-8",
+      url: `${server.url}/doc.md`,
+    })
     expect(server.requests).toEqual([
       { path: "/old.md", accept: "text/markdown" },
       { path: "/doc.md", accept: "text/markdown" },
@@ -82,7 +88,12 @@ describe("fetchText", () => {
     const result = await fetchText(`${server.url}/hang.md?token=s3cret`, { timeoutMs: 200 })
     const elapsed = performance.now() - started
     await request.arrived
-    expect(result).toEqual({ ok: false, reason: `${server.url}/hang.md: no answer within 200 ms`, detail: "no answer within 200 ms", problem: { kind: "timeout", timeoutMs: 200 } })
+    expect(result).toEqual({
+      ok: false,
+      reason: `${server.url}/hang.md: no answer within 200 ms`,
+      detail: "no answer within 200 ms",
+      problem: { kind: "timeout", timeoutMs: 200 },
+    })
     expect(elapsed).toBeGreaterThanOrEqual(190)
     expect(elapsed).toBeLessThan(2_000)
   })
@@ -103,11 +114,18 @@ describe("fetchText", () => {
         ),
     })
     const result = await fetchText(`${server.url}/slow.md`, { timeoutMs: 200 })
-    expect(result).toMatchObject({ ok: false, reason: `${server.url}/slow.md: no answer within 200 ms`, problem: { kind: "timeout" } })
+    expect(result).toMatchObject({
+      ok: false,
+      reason: `${server.url}/slow.md: no answer within 200 ms`,
+      problem: { kind: "timeout" },
+    })
   })
 
   test("the budget holds even for an injected fetch that ignores its signal", async () => {
-    const result = await fetchText("https://example.invalid/doc.md", { timeoutMs: 100, fetch: () => new Promise<Response>(() => {}) })
+    const result = await fetchText("https://example.invalid/doc.md", {
+      timeoutMs: 100,
+      fetch: () => new Promise<Response>(() => {}),
+    })
     expect(result).toMatchObject({ ok: false, problem: { kind: "timeout", timeoutMs: 100 } })
   })
 
@@ -139,7 +157,10 @@ describe("fetchText", () => {
       detail: "larger than 4096 bytes",
       problem: { kind: "too-large", maxBytes: 4_096, contentType: "text/plain" },
     })
-    expect(await fetchText(`${server.url}/fits.md`, { maxBytes: 4_096 })).toMatchObject({ ok: true, text: "z".repeat(4_096) })
+    expect(await fetchText(`${server.url}/fits.md`, { maxBytes: 4_096 })).toMatchObject({
+      ok: true,
+      text: "z".repeat(4_096),
+    })
   })
 
   test("the caller's abort stops a pending request, and an already aborted signal sends none", async () => {
@@ -149,7 +170,12 @@ describe("fetchText", () => {
     const pending = fetchText(`${server.url}/hang.md`, { signal: controller.signal, timeoutMs: 20_000 })
     await request.arrived
     controller.abort(new Error("review cancelled"))
-    expect(await pending).toEqual({ ok: false, reason: `${server.url}/hang.md: review cancelled`, detail: "review cancelled", problem: { kind: "aborted" } })
+    expect(await pending).toEqual({
+      ok: false,
+      reason: `${server.url}/hang.md: review cancelled`,
+      detail: "review cancelled",
+      problem: { kind: "aborted" },
+    })
 
     const before = server.requests.length
     const again = await fetchText(`${server.url}/hang.md`, { signal: controller.signal })
@@ -183,7 +209,9 @@ describe("fetchText", () => {
 
 describe("redactUrl", () => {
   test("keeps origin and path only, and refuses what is not http(s)", () => {
-    expect(redactUrl("https://bot:glpat-secret@gitlab.example.com:8443/api/v4/doc.md?private_token=x#top")).toBe("https://gitlab.example.com:8443/api/v4/doc.md")
+    expect(redactUrl("https://bot:glpat-secret@gitlab.example.com:8443/api/v4/doc.md?private_token=x#top")).toBe(
+      "https://gitlab.example.com:8443/api/v4/doc.md",
+    )
     expect(redactUrl("http://example.com")).toBe("http://example.com/")
     expect(redactUrl("ftp://example.com/x.md")).toBeNull()
     expect(redactUrl("/relative/path")).toBeNull()

@@ -72,7 +72,10 @@ export async function fetchText(url: string, options: FetchTextOptions = {}): Pr
   })
   try {
     const fetcher = options.fetch ?? fetch
-    return await Promise.race([request(url, shown, fetcher, controller.signal, maxBytes, options.accept ?? "*/*"), deadline])
+    return await Promise.race([
+      request(url, shown, fetcher, controller.signal, maxBytes, options.accept ?? "*/*"),
+      deadline,
+    ])
   } finally {
     clearTimeout(timer)
     options.signal?.removeEventListener("abort", onAbort)
@@ -92,16 +95,26 @@ async function request(
     if (!response.ok) {
       await response.body?.cancel().catch(() => {})
       const { status, statusText } = response
-      return failure(shown, `HTTP ${status}${statusText ? ` ${statusText}` : ""}`, { kind: "status", status, statusText })
+      return failure(shown, `HTTP ${status}${statusText ? ` ${statusText}` : ""}`, {
+        kind: "status",
+        status,
+        statusText,
+      })
     }
     const contentType = response.headers.get("content-type") ?? ""
     const declared = Number(response.headers.get("content-length") ?? "0")
     if (declared > maxBytes) {
       await response.body?.cancel().catch(() => {})
-      return failure(shown, `larger than ${maxBytes} bytes`, { kind: "too-large", maxBytes, declaredBytes: declared, contentType })
+      return failure(shown, `larger than ${maxBytes} bytes`, {
+        kind: "too-large",
+        maxBytes,
+        declaredBytes: declared,
+        contentType,
+      })
     }
     const bytes = await readCapped(response, maxBytes)
-    if (bytes === null) return failure(shown, `larger than ${maxBytes} bytes`, { kind: "too-large", maxBytes, contentType })
+    if (bytes === null)
+      return failure(shown, `larger than ${maxBytes} bytes`, { kind: "too-large", maxBytes, contentType })
     return { ok: true, text: new TextDecoder().decode(bytes), contentType, url: response.url || url }
   } catch (cause) {
     if (signal.aborted) return failure(shown, describeCause(signal.reason), { kind: "aborted" })

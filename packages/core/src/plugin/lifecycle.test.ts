@@ -10,8 +10,20 @@ import type { PlanView, ReviewPlugin } from "./plugin"
 const plan: PlanView = { repoDir: "/repo", workDir: "/work", tier: "full", files: [], agents: [], diff: [] }
 
 function seed(store: Contributions) {
-  store.agents.set("review_coordinator", { description: "c", prompt: "COORDINATOR", models: ["fake/top"], plugin: "core", role: "coordinator" })
-  store.agents.set("security", { description: "s", prompt: "SECURITY", models: ["fake/std", "fake/std-old"], plugin: "core", role: "reviewer" })
+  store.agents.set("review_coordinator", {
+    description: "c",
+    prompt: "COORDINATOR",
+    models: ["fake/top"],
+    plugin: "core",
+    role: "coordinator",
+  })
+  store.agents.set("security", {
+    description: "s",
+    prompt: "SECURITY",
+    models: ["fake/std", "fake/std-old"],
+    plugin: "core",
+    role: "reviewer",
+  })
 }
 
 function run(plugins: ReviewPlugin[], log: Logger = silentLogger) {
@@ -94,7 +106,9 @@ describe("runLifecycle", () => {
   })
 
   test("a plugin's invalid call fails inside its own configure", async () => {
-    const error = await run([{ name: "bad", configure: async (context) => context.setModels("ghost", ["a/b"]) }]).catch((caught: unknown) => caught)
+    const error = await run([{ name: "bad", configure: async (context) => context.setModels("ghost", ["a/b"]) }]).catch(
+      (caught: unknown) => caught,
+    )
     expect((error as Error).message).toBe('plugin "bad" failed in configure: unknown agent "ghost"')
   })
 
@@ -104,7 +118,10 @@ describe("runLifecycle", () => {
         name: "standards",
         async configure(context) {
           context.registerAgent("licence", { description: "Licence checks", prompt: "LICENCE", models: ["fake/light"] })
-          context.addProvider("fake", { npm: "@ai-sdk/openai-compatible", options: { baseURL: "http://127.0.0.1:1/v1" } })
+          context.addProvider("fake", {
+            npm: "@ai-sdk/openai-compatible",
+            options: { baseURL: "http://127.0.0.1:1/v1" },
+          })
           context.setEnv("FAKE_KEY", "secret-value")
           context.injectPrompt("reviewers", { title: "Standards", body: "RFC-1: no globals", order: 10 })
           context.injectPrompt("*", { title: "Repository conventions", body: "AGENTS.md text", order: 5 })
@@ -120,7 +137,9 @@ describe("runLifecycle", () => {
     expect(result.models.security).toEqual(["fake/other"])
     expect(config.agent.security!.model).toBe("fake/other")
     expect(config.agent.licence).toMatchObject({ mode: "subagent", model: "fake/light" })
-    expect(config.agent.security!.prompt).toBe("SHARED RULES\n\nSECURITY\n\n## Repository conventions\n\nAGENTS.md text\n\n## Standards\n\nRFC-1: no globals\n")
+    expect(config.agent.security!.prompt).toBe(
+      "SHARED RULES\n\nSECURITY\n\n## Repository conventions\n\nAGENTS.md text\n\n## Standards\n\nRFC-1: no globals\n",
+    )
     expect(config.agent.review_coordinator!.prompt).toBe("COORDINATOR\n\n## Repository conventions\n\nAGENTS.md text\n")
     for (const name of ["build", "plan", "general", "explore"]) expect(config.agent[name]).toEqual({ disable: true })
   })
@@ -145,7 +164,14 @@ describe("runLifecycle", () => {
     expect(permission.edit).toBeUndefined()
     expect(permission.spawn_reviewers).toBeUndefined()
     expect(permission.grep).toBe("deny")
-    expect(permission.read).toEqual({ "*": "allow", "*.env": "deny", "*.env.*": "deny", "*.env.example": "allow", ".git/*": "deny", "*/.git/*": "deny" })
+    expect(permission.read).toEqual({
+      "*": "allow",
+      "*.env": "deny",
+      "*.env.*": "deny",
+      "*.env.example": "allow",
+      ".git/*": "deny",
+      "*/.git/*": "deny",
+    })
     expect(result.config.agent.review_coordinator!.permission!.webfetch).toBeUndefined()
     expect(result.refused).toHaveLength(5)
   })
@@ -185,6 +211,17 @@ describe("runLifecycle", () => {
   test("offers no way to the config object from configure", async () => {
     let keys: string[] = []
     await run([{ name: "look", configure: async (context) => void (keys = Object.keys(context)) }])
-    expect(keys.sort()).toEqual(["addFinding", "addProvider", "injectPrompt", "log", "plan", "registerAgent", "setEnv", "setModels", "setPermission", "signal"])
+    expect(keys.sort()).toEqual([
+      "addFinding",
+      "addProvider",
+      "injectPrompt",
+      "log",
+      "plan",
+      "registerAgent",
+      "setEnv",
+      "setModels",
+      "setPermission",
+      "signal",
+    ])
   })
 })

@@ -90,7 +90,8 @@ export async function runLifecycle<Assembled extends { config: OpencodeConfig }>
   if (accepted.every(isEmpty)) return { ...first, warnings, findings: store.findings }
   for (const own of accepted) mergeContributions(store, own)
   // Findings are not part of the config: a postConfigure that only added findings needs no re-assembly.
-  if (accepted.every((own) => isEmpty({ ...own, findings: [] }))) return { ...first, warnings, findings: store.findings }
+  if (accepted.every((own) => isEmpty({ ...own, findings: [] })))
+    return { ...first, warnings, findings: store.findings }
   return { ...options.assemble(store), warnings, findings: store.findings }
 }
 

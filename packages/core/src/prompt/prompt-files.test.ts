@@ -22,16 +22,38 @@ describe("the prompt files", () => {
       contextFile: "/w/shared-mr-context.txt",
       tier: "full",
       reasons: ["r"],
-      mergeRequest: { title: "t", description: "d", author: "a", sourceBranch: "s", targetBranch: "m", baseSha: "b", headSha: "h", url: null },
+      mergeRequest: {
+        title: "t",
+        description: "d",
+        author: "a",
+        sourceBranch: "s",
+        targetBranch: "m",
+        baseSha: "b",
+        headSha: "h",
+        url: null,
+      },
       comments: [{ author: "a", createdAt: null, body: "c" }],
-      files: [{ path: "a.ts", oldPath: "a.ts", status: "modified", binary: false, added: 1, removed: 0, securitySensitive: false, patchFile: "diff/a.ts.patch" }],
+      files: [
+        {
+          path: "a.ts",
+          oldPath: "a.ts",
+          status: "modified",
+          binary: false,
+          added: 1,
+          removed: 0,
+          securitySensitive: false,
+          patchFile: "diff/a.ts.patch",
+        },
+      ],
       filtered: [{ path: "bun.lock", reason: "lockfile" }],
       reviewers: [{ name: "security", reason: "full tier" }],
       previousReview: { summary: "s", threads: [{ id: "1", file: "a.ts", line: 1, resolved: false, notes: [] }] },
       customInstructions: "be brief",
     }).coordinator
     const output = new Set(["review", "summary", "findings", "finding", "answer", "title", "body"])
-    const named = [...coordinator.matchAll(/`<([a-z_]+)>`/g)].map((match) => match[1]!).filter((tag) => !output.has(tag))
+    const named = [...coordinator.matchAll(/`<([a-z_]+)>`/g)]
+      .map((match) => match[1]!)
+      .filter((tag) => !output.has(tag))
     expect(named.length).toBeGreaterThan(5)
     for (const tag of named) expect(built, tag).toContain(`<${tag}`)
   })

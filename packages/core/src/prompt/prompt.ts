@@ -77,7 +77,12 @@ export interface PromptLimits {
  * prompt near 10k tokens and the shared context's file list within the reviewers' first `read`
  * (OpenCode's 51,200 bytes, {@link readTool}).
  */
-export const promptLimits: PromptLimits = { descriptionBytes: defaults.limits.descriptionBytes, listedFiles: 300, listedBytes: 40_960, listedFiltered: 100 }
+export const promptLimits: PromptLimits = {
+  descriptionBytes: defaults.limits.descriptionBytes,
+  listedFiles: 300,
+  listedBytes: 40_960,
+  listedFiltered: 100,
+}
 
 /** The work dir file with every changed and filtered file, written when the prompts list only some. */
 export const fileListName = "changed-files.xml"
@@ -159,13 +164,22 @@ export function buildPrompts(input: PromptInput): Prompts {
   const clean = (field: string, value: string, check: "tags" | "all" | "none" = "tags") => {
     const result = sanitizeUntrusted(value, { escaped: true })
     if (check === "none") return result.text
-    if (result.removed.length > 0) injection.push({ field, kind: "boundary-tag", tags: result.removed, excerpt: result.removed[0]!.slice(0, excerptLength) })
+    if (result.removed.length > 0)
+      injection.push({
+        field,
+        kind: "boundary-tag",
+        tags: result.removed,
+        excerpt: result.removed[0]!.slice(0, excerptLength),
+      })
     const hits = check === "all" ? detectInstructions(value) : []
-    if (hits.length > 0) injection.push({ field, kind: "instruction", tags: hits.map((hit) => hit.text), excerpt: hits[0]!.excerpt })
+    if (hits.length > 0)
+      injection.push({ field, kind: "instruction", tags: hits.map((hit) => hit.text), excerpt: hits[0]!.excerpt })
     return result.text
   }
-  const text = (field: string, value: string, check: "tags" | "all" | "none" = "tags") => escapeXml(clean(field, value, check))
-  const attr = (field: string, value: string, check: "tags" | "none" = "tags") => escapeAttribute(clean(field, value, check))
+  const text = (field: string, value: string, check: "tags" | "all" | "none" = "tags") =>
+    escapeXml(clean(field, value, check))
+  const attr = (field: string, value: string, check: "tags" | "none" = "tags") =>
+    escapeAttribute(clean(field, value, check))
   const mr = input.mergeRequest
 
   // Built in document order, so injection attempts are recorded in the order they appear.
@@ -174,10 +188,17 @@ export function buildPrompts(input: PromptInput): Prompts {
   // The whole description is checked for attempts; only the part that fits is sanitised and sent.
   const cut = clipBytes(mr.description, limits.descriptionBytes)
   if (cut !== null) clean("description", mr.description, "all")
-  const description = cut === null ? text("description", mr.description, "all") : escapeXml(clean("description", cut.text, "none"))
-  if (cut !== null) clipped.push({ what: "description", detail: `${count(cut.bytes)} bytes, the first ${count(cut.keptBytes)} reached the reviewers` })
+  const description =
+    cut === null ? text("description", mr.description, "all") : escapeXml(clean("description", cut.text, "none"))
+  if (cut !== null)
+    clipped.push({
+      what: "description",
+      detail: `${count(cut.bytes)} bytes, the first ${count(cut.keptBytes)} reached the reviewers`,
+    })
   // The reviewers read the description in the shared context with the read tool, which cuts long lines.
-  const longDescriptionLines = description.split("\n").filter((line) => line.replace(/\r$/, "").length > readTool.lineChars).length
+  const longDescriptionLines = description
+    .split("\n")
+    .filter((line) => line.replace(/\r$/, "").length > readTool.lineChars).length
   if (longDescriptionLines > 0) {
     const one = longDescriptionLines === 1
     clipped.push({
@@ -185,7 +206,8 @@ export function buildPrompts(input: PromptInput): Prompts {
       detail: `${count(longDescriptionLines)} line${one ? " is" : "s are"} longer than ${count(readTool.lineChars)} characters, reviewers saw the first ${count(readTool.lineChars)} of ${one ? "it" : "each"} (the coordinator saw ${one ? "it" : "them"} whole)`,
     })
   }
-  const descriptionAttributes = cut === null ? "" : ` truncated="true" bytes="${cut.bytes}" shown_bytes="${cut.keptBytes}"`
+  const descriptionAttributes =
+    cut === null ? "" : ` truncated="true" bytes="${cut.bytes}" shown_bytes="${cut.keptBytes}"`
   const mergeRequest = [
     opening,
     `<mr_title>${title}</mr_title>`,
@@ -195,9 +217,12 @@ export function buildPrompts(input: PromptInput): Prompts {
 
   const risk = `<risk tier="${input.tier}">${input.reasons.map((reason, index) => `\n<reason>${text(`reason ${index + 1}`, reason)}</reason>`).join("")}\n</risk>`
   // Every line is built (and checked) once; the prompts carry a selection, the file list all of them.
-  const fileLines = input.files.map((file, index) => fileLine(file, (field, value) => attr(`file ${index + 1} ${field}`, value)))
+  const fileLines = input.files.map((file, index) =>
+    fileLine(file, (field, value) => attr(`file ${index + 1} ${field}`, value)),
+  )
   const filteredLines = input.filtered.map(
-    (file, index) => `<filtered_file path="${attr(`filtered file ${index + 1} path`, file.path)}" reason="${escapeAttribute(file.reason)}"/>`,
+    (file, index) =>
+      `<filtered_file path="${attr(`filtered file ${index + 1} path`, file.path)}" reason="${escapeAttribute(file.reason)}"/>`,
   )
   const listed = selectListed(input.files, fileLines, limits)
   const listedFiltered = input.filtered.length > limits.listedFiltered ? limits.listedFiltered : input.filtered.length
@@ -207,7 +232,9 @@ export function buildPrompts(input: PromptInput): Prompts {
     `<changed_files tier="${input.tier}" count="${input.files.length}"${filesCut ? ` listed="${listed.length}" full_list="${fileListName}"` : ""}>`,
     ...listed.map((index) => fileLines[index]!),
     ...(filesCut
-      ? [`<!-- ${count(input.files.length - listed.length)} more changed files are not listed here (security-sensitive and largest changes first): ${fileListName} in the work dir lists every file with its patch. -->`]
+      ? [
+          `<!-- ${count(input.files.length - listed.length)} more changed files are not listed here (security-sensitive and largest changes first): ${fileListName} in the work dir lists every file with its patch. -->`,
+        ]
       : []),
     `</changed_files>`,
   ].join("\n")
@@ -217,7 +244,11 @@ export function buildPrompts(input: PromptInput): Prompts {
       : [
           `<filtered_files count="${lines.length}"${shown < lines.length ? ` listed="${shown}" full_list="${fileListName}"` : ""}>`,
           ...lines.slice(0, shown),
-          ...(shown < lines.length ? [`<!-- ${count(lines.length - shown)} more filtered files are listed in ${fileListName} in the work dir. -->`] : []),
+          ...(shown < lines.length
+            ? [
+                `<!-- ${count(lines.length - shown)} more filtered files are listed in ${fileListName} in the work dir. -->`,
+              ]
+            : []),
           `</filtered_files>`,
         ].join("\n")
   const filtered = filteredBlock(filteredLines, listedFiltered)
@@ -228,14 +259,19 @@ export function buildPrompts(input: PromptInput): Prompts {
     })
   }
   if (listedFiltered < input.filtered.length) {
-    clipped.push({ what: "filtered file list", detail: `${count(input.filtered.length)} filtered files, the prompts list ${count(listedFiltered)}; every one is in ${fileListName} in the work dir` })
+    clipped.push({
+      what: "filtered file list",
+      detail: `${count(input.filtered.length)} filtered files, the prompts list ${count(listedFiltered)}; every one is in ${fileListName} in the work dir`,
+    })
   }
   const fileList = listCut
     ? [
         `<merge_request_context>`,
         `<work_dir>${escapeXml(input.workDir)}</work_dir>`,
         `<!-- Every file of the change. Patch paths are relative to the work dir. -->`,
-        [`<changed_files tier="${input.tier}" count="${input.files.length}">`, ...fileLines, `</changed_files>`].join("\n"),
+        [`<changed_files tier="${input.tier}" count="${input.files.length}">`, ...fileLines, `</changed_files>`].join(
+          "\n",
+        ),
         filteredBlock(filteredLines, filteredLines.length),
         `</merge_request_context>`,
       ].join("\n") + "\n"
@@ -269,11 +305,16 @@ export function buildPrompts(input: PromptInput): Prompts {
 
   const reviewers = [
     `<selected_reviewers>`,
-    ...input.reviewers.map((reviewer) => `<reviewer name="${escapeAttribute(reviewer.name)}" reason="${attr(`reviewer ${reviewer.name} reason`, reviewer.reason)}"/>`),
+    ...input.reviewers.map(
+      (reviewer) =>
+        `<reviewer name="${escapeAttribute(reviewer.name)}" reason="${attr(`reviewer ${reviewer.name} reason`, reviewer.reason)}"/>`,
+    ),
     `</selected_reviewers>`,
   ].join("\n")
 
-  const previous = input.previousReview ? previousReview(input.previousReview, text, attr) : `<previous_review present="false"/>`
+  const previous = input.previousReview
+    ? previousReview(input.previousReview, text, attr)
+    : `<previous_review present="false"/>`
   const custom = input.customInstructions
     ? `<custom_instructions>\n${text("custom instructions", input.customInstructions)}\n</custom_instructions>`
     : ""
@@ -314,10 +355,12 @@ export function clipLongLines(files: readonly DiffFile[], limit = 10): Clip[] {
   for (const file of files) {
     if (file.binary) continue
     // The read tool drops a line's carriage return before it measures.
-    const long = file.hunks.flatMap((hunk) => hunk.lines).flatMap((line) => {
-      const body = line.text.endsWith("\r") ? line.text.slice(0, -1) : line.text
-      return body.length > visibleUnits ? [{ ...line, text: body }] : []
-    })
+    const long = file.hunks
+      .flatMap((hunk) => hunk.lines)
+      .flatMap((line) => {
+        const body = line.text.endsWith("\r") ? line.text.slice(0, -1) : line.text
+        return body.length > visibleUnits ? [{ ...line, text: body }] : []
+      })
     const first = long[0]
     if (!first) continue
     if (clips.length >= limit) {
@@ -326,7 +369,10 @@ export function clipLongLines(files: readonly DiffFile[], limit = 10): Clip[] {
       continue
     }
     const where = first.kind === "remove" ? `old line ${first.oldLine}` : `line ${first.newLine}`
-    const others = long.length > 1 ? ` (and ${count(long.length - 1)} more line${long.length === 2 ? "" : "s"} over ${count(readTool.lineChars)} characters in this file)` : ""
+    const others =
+      long.length > 1
+        ? ` (and ${count(long.length - 1)} more line${long.length === 2 ? "" : "s"} over ${count(readTool.lineChars)} characters in this file)`
+        : ""
     // The tool cuts UTF-16 units: half a surrogate pair at the cut is no character seen.
     const shown = first.text.slice(0, visibleUnits).replace(/[\ud800-\udbff]$/, "")
     clips.push({
@@ -359,9 +405,15 @@ function clipBytes(text: string, limit: number): { text: string; bytes: number; 
 function selectListed(files: readonly PromptFile[], lines: readonly string[], limits: PromptLimits): number[] {
   const indices = files.map((_, index) => index)
   const size = (index: number) => Buffer.byteLength(lines[index]!) + 1
-  if (files.length <= limits.listedFiles && indices.reduce((sum, index) => sum + size(index), 0) <= limits.listedBytes) return indices
+  if (files.length <= limits.listedFiles && indices.reduce((sum, index) => sum + size(index), 0) <= limits.listedBytes)
+    return indices
   const rank = (index: number) => files[index]!
-  const ranked = indices.sort((a, b) => Number(rank(b).securitySensitive) - Number(rank(a).securitySensitive) || rank(b).added + rank(b).removed - (rank(a).added + rank(a).removed) || a - b)
+  const ranked = indices.sort(
+    (a, b) =>
+      Number(rank(b).securitySensitive) - Number(rank(a).securitySensitive) ||
+      rank(b).added + rank(b).removed - (rank(a).added + rank(a).removed) ||
+      a - b,
+  )
   const chosen: number[] = []
   let bytes = 0
   for (const index of ranked) {

@@ -58,7 +58,8 @@ export interface MarkdownPart {
 
 // Characters that render as nothing but split a tag name so a plain regex misses it; bidi controls
 // that make text read differently than it is stored.
-const invisible = /[\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0]/g
+const invisible =
+  /[\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0]/g
 const named: Record<string, string> = { lt: "<", gt: ">", amp: "&", quot: '"', apos: "'", sol: "/", nbsp: " " }
 const entity = /&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|(lt|gt|amp|quot|apos|sol|nbsp))(?:;|(?![A-Za-z0-9]))/gi
 const tagPattern = new RegExp(
@@ -92,7 +93,11 @@ export function sanitizeUntrusted(input: string, options: SanitizeOptions = {}):
   const removed: string[] = []
   const keep = options.escaped === true
   const text = splitMarkdownCode(input)
-    .map((part) => (part.code ? cleanMarkup(part.text, defangTags, keep) : cleanMarkup(part.text, (piece) => stripTags(piece, removed), keep)))
+    .map((part) =>
+      part.code
+        ? cleanMarkup(part.text, defangTags, keep)
+        : cleanMarkup(part.text, (piece) => stripTags(piece, removed), keep),
+    )
     .join("")
   return { text, removed }
 }
@@ -173,7 +178,10 @@ function cleanMarkup(raw: string, handle: (normalized: string) => string, keepHo
   for (const match of raw.matchAll(plainHead)) {
     const name = match[1]!
     if (name === name.toLowerCase()) continue
-    out.push(handle(normalizeUntrusted(raw.slice(last, match.index))), keepHonest ? match[0] : defangedOpen + match[0].slice(1))
+    out.push(
+      handle(normalizeUntrusted(raw.slice(last, match.index))),
+      keepHonest ? match[0] : defangedOpen + match[0].slice(1),
+    )
     last = match.index + match[0].length
   }
   out.push(handle(normalizeUntrusted(raw.slice(last))))
@@ -240,12 +248,15 @@ function backtickRuns(text: string): Map<number, { length: number; closer: numbe
 function decodeEntities(text: string): string {
   let current = text
   for (let round = 0; round < 8; round += 1) {
-    const next = current.replace(entity, (match, decimal: string | undefined, hex: string | undefined, name: string | undefined) => {
-      if (name) return named[name.toLowerCase()] ?? match
-      const code = decimal ? Number.parseInt(decimal, 10) : Number.parseInt(hex!, 16)
-      if (code === 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return ""
-      return String.fromCodePoint(code)
-    })
+    const next = current.replace(
+      entity,
+      (match, decimal: string | undefined, hex: string | undefined, name: string | undefined) => {
+        if (name) return named[name.toLowerCase()] ?? match
+        const code = decimal ? Number.parseInt(decimal, 10) : Number.parseInt(hex!, 16)
+        if (code === 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return ""
+        return String.fromCodePoint(code)
+      },
+    )
     if (next === current) return next
     current = next
   }

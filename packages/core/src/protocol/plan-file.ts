@@ -62,7 +62,11 @@ export const ClipRecord = z.object({ what: z.string(), detail: z.string() })
 export const PlanFile = z.object({
   tier: Tier,
   reasons: z.array(z.string()),
-  totals: z.object({ files: z.number().int().nonnegative(), added: z.number().int().nonnegative(), removed: z.number().int().nonnegative() }),
+  totals: z.object({
+    files: z.number().int().nonnegative(),
+    added: z.number().int().nonnegative(),
+    removed: z.number().int().nonnegative(),
+  }),
   files: z.array(PlanFileEntry),
   agents: z.array(PlanFileAgent),
   workDir: z.string().min(1),
@@ -89,7 +93,10 @@ export function planFileText(plan: PlanFile): string {
 export type ProtocolRead<T> = { ok: true; value: T } | { ok: false; error: string }
 
 /** Reads plan.json text (or any `pick` of the schema: a reader checks only what it uses). */
-export function parsePlanFile<T = PlanFile>(text: string, schema: z.ZodType<T> = PlanFile as unknown as z.ZodType<T>): ProtocolRead<T> {
+export function parsePlanFile<T = PlanFile>(
+  text: string,
+  schema: z.ZodType<T> = PlanFile as unknown as z.ZodType<T>,
+): ProtocolRead<T> {
   return parseProtocolJson(text, schema, workFiles.plan)
 }
 
@@ -103,7 +110,9 @@ export function parseProtocolJson<T>(text: string, schema: z.ZodType<T>, name: s
   }
   const parsed = schema.safeParse(value)
   if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`)
+    const issues = parsed.error.issues
+      .slice(0, 5)
+      .map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`)
     return { ok: false, error: `${name} does not match this version of opencode-reviewer: ${issues.join("; ")}` }
   }
   return { ok: true, value: parsed.data }

@@ -6,7 +6,13 @@ import * as z from "zod"
  */
 export const ProgressEvent = z.discriminatedUnion("event", [
   z.object({ event: z.literal("reviewers-start"), at: z.number(), reviewers: z.array(z.string()) }),
-  z.object({ event: z.literal("reviewer-start"), at: z.number(), name: z.string(), model: z.string(), attempt: z.number().int().positive() }),
+  z.object({
+    event: z.literal("reviewer-start"),
+    at: z.number(),
+    name: z.string(),
+    model: z.string(),
+    attempt: z.number().int().positive(),
+  }),
   z.object({
     event: z.literal("reviewer-end"),
     at: z.number(),
@@ -36,5 +42,7 @@ export function parseProgressLine(line: string): { ok: true; event: ProgressEven
     return { ok: false, error: "not JSON" }
   }
   const parsed = ProgressEvent.safeParse(value)
-  return parsed.success ? { ok: true, event: parsed.data } : { ok: false, error: parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ") }
+  return parsed.success
+    ? { ok: true, event: parsed.data }
+    : { ok: false, error: parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ") }
 }

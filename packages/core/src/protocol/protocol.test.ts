@@ -27,20 +27,37 @@ describe("the protocol between the processes", () => {
   test("a renamed or missing field is a loud mismatch naming the path, never a silent 0", () => {
     const { costUsd: _cost, ...renamed } = outcome
     const read = parseSpawnMetadata({ ...metadata, reviewers: [{ ...renamed, cost: 0.001 }] })
-    expect(read.ok ? "read" : read.error).toBe("the spawn_reviewers metadata does not match this version of opencode-reviewer: reviewers.0.costUsd: Invalid input: expected number, received undefined")
+    expect(read.ok ? "read" : read.error).toBe(
+      "the spawn_reviewers metadata does not match this version of opencode-reviewer: reviewers.0.costUsd: Invalid input: expected number, received undefined",
+    )
     expect(parseSpawnMetadata({ reviewers: [] }).ok).toBe(false)
   })
 
   test("progress lines are written and read by one schema; an unknown event is refused", () => {
-    const line = progressLine({ event: "reviewer-end", name: "security", status: "failed", error: "timeout", model: null, findings: 0 }, 42)
-    expect(JSON.parse(line)).toEqual({ at: 42, event: "reviewer-end", name: "security", status: "failed", error: "timeout", model: null, findings: 0 })
+    const line = progressLine(
+      { event: "reviewer-end", name: "security", status: "failed", error: "timeout", model: null, findings: 0 },
+      42,
+    )
+    expect(JSON.parse(line)).toEqual({
+      at: 42,
+      event: "reviewer-end",
+      name: "security",
+      status: "failed",
+      error: "timeout",
+      model: null,
+      findings: 0,
+    })
     expect(parseProgressLine(line.trim())).toEqual({ ok: true, event: JSON.parse(line) })
     expect(parseProgressLine(JSON.stringify({ at: 1, event: "reviewer-paused", name: "x" })).ok).toBe(false)
     expect(() => progressLine({ event: "reviewer-start", name: "x", model: "m", attempt: 0 } as never, 1)).toThrow()
   })
 
   test("submission.json round-trips and its writer refuses a malformed review", () => {
-    const submission = { submittedAt: "2026-12-03T00:00:00.000Z", review: { summary: "s", findings: [], answer: null }, rawXml: "<review/>" }
+    const submission = {
+      submittedAt: "2026-12-03T00:00:00.000Z",
+      review: { summary: "s", findings: [], answer: null },
+      rawXml: "<review/>",
+    }
     expect(parseSubmission(submissionText(submission))).toEqual({ ok: true, value: submission })
     expect(() => submissionText({ ...submission, review: { summary: "s" } } as never)).toThrow()
   })

@@ -3,7 +3,6 @@ import { Finding } from "../model/finding"
 import { TokenCounts } from "../model/usage"
 import { parseProtocolJson, type ProtocolRead } from "./plan-file"
 
-
 /** What happened to one reviewer: the runtime's outcome, carried whole in the tool's metadata. */
 export const ReviewerOutcome = z.object({
   name: z.string().min(1),

@@ -60,7 +60,8 @@ export function reviewIncomplete(record: { coverage: { complete: boolean }; brea
  * tags: Trojan Source): removed from everything we post or report. Variation selectors stay (they
  * pick an emoji's presentation). Global: use with `replace`.
  */
-export const invisibleCharacters = /[\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFEFF\uFFA0]|[\u{E0000}-\u{E007F}]/gu
+export const invisibleCharacters =
+  /[\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFEFF\uFFA0]|[\u{E0000}-\u{E007F}]/gu
 
 /** C0 and C1 controls except tab and line feed (carriage returns are line breaks by then). Global. */
 export const controlCharacters = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g

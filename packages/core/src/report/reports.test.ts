@@ -15,7 +15,10 @@ const CodeQualityEntry = z
     severity: z.enum(["info", "minor", "major", "critical", "blocker"]),
     location: z
       .object({
-        path: z.string().min(1).refine((path) => !path.startsWith("/") && !path.startsWith("./") && !path.includes("\\"), "repo-relative"),
+        path: z
+          .string()
+          .min(1)
+          .refine((path) => !path.startsWith("/") && !path.startsWith("./") && !path.includes("\\"), "repo-relative"),
         lines: z.object({ begin: z.number().int().positive() }).strict(),
       })
       .strict(),
@@ -87,7 +90,11 @@ describe("codeQualityReport", () => {
   })
 
   test("maps severities critical→critical, warning→major, suggestion→minor", () => {
-    expect(codeQualityReport(record([sql, loop, docs])).map((entry) => entry.severity)).toEqual(["critical", "major", "minor"])
+    expect(codeQualityReport(record([sql, loop, docs])).map((entry) => entry.severity)).toEqual([
+      "critical",
+      "major",
+      "minor",
+    ])
   })
 
   test("names the check after the canonical category and puts a file-level finding on line 1", () => {
@@ -100,7 +107,9 @@ describe("codeQualityReport", () => {
 
   test("describes a finding as one line of text: title, then the body without code fences", () => {
     const [first, , third] = codeQualityReport(record([sql, loop, docs]))
-    expect(first?.description).toBe("SQL built from request input — The query concatenates `req.query.id`: db.run(`SELECT * FROM t WHERE id = ${id}`) Use parameters.")
+    expect(first?.description).toBe(
+      "SQL built from request input — The query concatenates `req.query.id`: db.run(`SELECT * FROM t WHERE id = ${id}`) Use parameters.",
+    )
     expect(third?.description).toBe("Document the new flag")
   })
 
@@ -157,7 +166,9 @@ describe("fingerprints", () => {
     expect(new Set(prints).size).toBe(3)
     expect(prints[0]).toBe(fingerprint(sql))
 
-    const moved = codeQualityReport(record([{ ...second, line: 35 }, { ...first, line: 25 }, loop])).map((entry) => entry.fingerprint)
+    const moved = codeQualityReport(record([{ ...second, line: 35 }, { ...first, line: 25 }, loop])).map(
+      (entry) => entry.fingerprint,
+    )
     expect(moved).toEqual([prints[1], prints[0], prints[2]])
   })
 
@@ -169,14 +180,22 @@ describe("fingerprints", () => {
 })
 
 describe("sarifReport", () => {
-  const log = sarifReport(record([sql, loop, docs, { ...sql, id: "f4", line: 30 }]), { toolVersion: "0.1.0", informationUri: "https://example.com/opencode-reviewer" })
+  const log = sarifReport(record([sql, loop, docs, { ...sql, id: "f4", line: 30 }]), {
+    toolVersion: "0.1.0",
+    informationUri: "https://example.com/opencode-reviewer",
+  })
   const run = log.runs[0]
 
   test("is a SARIF 2.1.0 log with one run of opencode-reviewer", () => {
     expect(log.version).toBe("2.1.0")
     expect(log.$schema).toMatch(/sarif-2\.1\.0/)
     expect(log.runs).toHaveLength(1)
-    expect(run.tool.driver).toMatchObject({ name: "opencode-reviewer", version: "0.1.0", semanticVersion: "0.1.0", informationUri: "https://example.com/opencode-reviewer" })
+    expect(run.tool.driver).toMatchObject({
+      name: "opencode-reviewer",
+      version: "0.1.0",
+      semanticVersion: "0.1.0",
+      informationUri: "https://example.com/opencode-reviewer",
+    })
     expect(JSON.parse(JSON.stringify(log))).toEqual(log)
   })
 
@@ -194,8 +213,13 @@ describe("sarifReport", () => {
 
   test("locates results by relative, percent-encoded URI and omits the region of a file-level finding", () => {
     const [first, , third] = run.results
-    expect(first?.locations[0]?.physicalLocation).toEqual({ artifactLocation: { uri: "src/db.ts", uriBaseId: "%SRCROOT%" }, region: { startLine: 12 } })
-    expect(third?.locations[0]?.physicalLocation).toEqual({ artifactLocation: { uri: "docs/my%20guide.md", uriBaseId: "%SRCROOT%" } })
+    expect(first?.locations[0]?.physicalLocation).toEqual({
+      artifactLocation: { uri: "src/db.ts", uriBaseId: "%SRCROOT%" },
+      region: { startLine: 12 },
+    })
+    expect(third?.locations[0]?.physicalLocation).toEqual({
+      artifactLocation: { uri: "docs/my%20guide.md", uriBaseId: "%SRCROOT%" },
+    })
     for (const result of run.results) {
       const uri = result.locations[0]?.physicalLocation.artifactLocation.uri ?? ""
       expect(uri).not.toMatch(/^(?:[a-z][a-z0-9+.-]*:|\/)/i)
@@ -205,7 +229,9 @@ describe("sarifReport", () => {
 
   test("uses the Code Quality fingerprints as partial fingerprints", () => {
     const quality = codeQualityReport(record([sql, loop, docs, { ...sql, id: "f4", line: 30 }]))
-    expect(run.results.map((result) => result.partialFingerprints[sarifFingerprintKey])).toEqual(quality.map((entry) => entry.fingerprint))
+    expect(run.results.map((result) => result.partialFingerprints[sarifFingerprintKey])).toEqual(
+      quality.map((entry) => entry.fingerprint),
+    )
   })
 
   test("carries the message, the baseline state and the finding's identity", () => {

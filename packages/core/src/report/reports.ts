@@ -123,7 +123,10 @@ export function sarifReport(record: ReviewRecord, options: SarifOptions): SarifL
       locations: [
         {
           physicalLocation: {
-            artifactLocation: { uri: reportPath(finding.file).split("/").map(encodeURIComponent).join("/"), uriBaseId: "%SRCROOT%" },
+            artifactLocation: {
+              uri: reportPath(finding.file).split("/").map(encodeURIComponent).join("/"),
+              uriBaseId: "%SRCROOT%",
+            },
             ...(finding.line === null ? {} : { region: { startLine: finding.line } }),
           },
         },
@@ -133,7 +136,9 @@ export function sarifReport(record: ReviewRecord, options: SarifOptions): SarifL
       properties: { findingId: finding.id, reviewer: finding.reviewer, severity: finding.severity },
     }
   })
-  const semanticVersion = /^\d+\.\d+\.\d+(?:[-+].*)?$/.test(options.toolVersion) ? { semanticVersion: options.toolVersion } : {}
+  const semanticVersion = /^\d+\.\d+\.\d+(?:[-+].*)?$/.test(options.toolVersion)
+    ? { semanticVersion: options.toolVersion }
+    : {}
   const driver = {
     name: "opencode-reviewer",
     version: options.toolVersion,
@@ -162,11 +167,20 @@ export async function writeReports(dir: string, record: ReviewRecord, options: S
  * occurrence index, counted in line order, so every fingerprint of a report is unique: GitLab's
  * MR widget collapses entries with the same fingerprint.
  */
-export function findingFingerprints(findings: readonly Pick<ReviewFinding, "category" | "file" | "title" | "line" | "body">[]): string[] {
-  const keys = findings.map((finding) => [categorySlug(finding.category), reportPath(finding.file), normalizeTitle(finding.title)].join("\u0000"))
+export function findingFingerprints(
+  findings: readonly Pick<ReviewFinding, "category" | "file" | "title" | "line" | "body">[],
+): string[] {
+  const keys = findings.map((finding) =>
+    [categorySlug(finding.category), reportPath(finding.file), normalizeTitle(finding.title)].join("\u0000"),
+  )
   const order = findings
     .map((finding, index) => ({ finding, index }))
-    .sort((a, b) => (a.finding.line ?? 0) - (b.finding.line ?? 0) || compareText(a.finding.body, b.finding.body) || a.index - b.index)
+    .sort(
+      (a, b) =>
+        (a.finding.line ?? 0) - (b.finding.line ?? 0) ||
+        compareText(a.finding.body, b.finding.body) ||
+        a.index - b.index,
+    )
   const seen = new Map<string, number>()
   const fingerprints: string[] = new Array<string>(findings.length).fill("")
   for (const { index } of order) {
@@ -198,7 +212,10 @@ function normalizeTitle(title: string): string {
 }
 
 function categorySlug(category: string): string {
-  const slug = normalizeCategory(category).toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "")
+  const slug = normalizeCategory(category)
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
   return slug || "general"
 }
 
@@ -213,7 +230,12 @@ function describeFinding(finding: ReviewFinding): string {
   const body = flatten(finding.body.replace(/^[ \t]*(?:`{3,}|~{3,}).*$/gm, " "))
   const text = body ? `${title} — ${body}` : title
   const characters = [...text]
-  return characters.length <= descriptionLimit ? text : `${characters.slice(0, descriptionLimit - 1).join("").trimEnd()}…`
+  return characters.length <= descriptionLimit
+    ? text
+    : `${characters
+        .slice(0, descriptionLimit - 1)
+        .join("")
+        .trimEnd()}…`
 }
 
 function flatten(text: string): string {

@@ -39,7 +39,14 @@ const basics = [
 const providerSettings: Record<string, string[]> = {
   anthropic: ["ANTHROPIC_BASE_URL"],
   openai: ["OPENAI_BASE_URL", "OPENAI_ORG_ID"],
-  "amazon-bedrock": ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION", "AWS_PROFILE", "AWS_BEARER_TOKEN_BEDROCK"],
+  "amazon-bedrock": [
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_REGION",
+    "AWS_PROFILE",
+    "AWS_BEARER_TOKEN_BEDROCK",
+  ],
   azure: ["AZURE_API_KEY", "AZURE_RESOURCE_NAME"],
   "google-vertex": ["GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "GOOGLE_VERTEX_LOCATION"],
 }

@@ -26,13 +26,26 @@ const config = {
 const step = (reason: string, input = 100, output = 20) => ({
   type: "step_finish",
   sessionID: "ses_1",
-  part: { type: "step-finish", reason, tokens: { total: input + output, input, output, reasoning: 0, cache: { read: 7, write: 3 } }, cost: 0.001 },
+  part: {
+    type: "step-finish",
+    reason,
+    tokens: { total: input + output, input, output, reasoning: 0, cache: { read: 7, write: 3 } },
+    cost: 0.001,
+  },
 })
 const text = (value: string) => ({ type: "text", sessionID: "ses_1", part: { type: "text", text: value } })
 const apiError = (statusCode: number, isRetryable: boolean) => ({
   type: "error",
   sessionID: "ses_1",
-  error: { name: "APIError", data: { message: `status ${statusCode}`, statusCode, isRetryable, metadata: { url: "https://api.example.test/v1/chat/completions" } } },
+  error: {
+    name: "APIError",
+    data: {
+      message: `status ${statusCode}`,
+      statusCode,
+      isRetryable,
+      metadata: { url: "https://api.example.test/v1/chat/completions" },
+    },
+  },
 })
 
 let dir: string
@@ -63,7 +76,17 @@ async function run(scripts: unknown[], overrides: Partial<CoordinatorOptions> = 
   const calls = (await readFile(log, "utf8").catch(() => ""))
     .split("\n")
     .filter(Boolean)
-    .map((line) => JSON.parse(line) as { argv: string[]; stdinBytes: number; stdinHead: string; env: string[]; pwd: string; model: string })
+    .map(
+      (line) =>
+        JSON.parse(line) as {
+          argv: string[]
+          stdinBytes: number
+          stdinHead: string
+          env: string[]
+          pwd: string
+          model: string
+        },
+    )
   return { result, calls, progress }
 }
 
@@ -77,7 +100,18 @@ describe("runCoordinator", () => {
     expect(calls[0]!.pwd).toBe(dir)
     expect(calls[0]!.env).toContain("OPENCODE_DISABLE_PROJECT_CONFIG")
     expect(result.finalText).toBe("done")
-    expect(result.steps).toEqual([{ agent: "review_coordinator", model: "fake/top", input: 100, output: 20, reasoning: 0, cacheRead: 7, cacheWrite: 3, costUsd: 0.001 }])
+    expect(result.steps).toEqual([
+      {
+        agent: "review_coordinator",
+        model: "fake/top",
+        input: 100,
+        output: 20,
+        reasoning: 0,
+        cacheRead: 7,
+        cacheWrite: 3,
+        costUsd: 0.001,
+      },
+    ])
   })
 
   test("passes a 2 MB prompt through stdin intact", async () => {
@@ -95,10 +129,15 @@ describe("runCoordinator", () => {
   })
 
   test("fails back to the next model on a retryable API error, hot-swapping the config", async () => {
-    const { result, calls, progress } = await run([{ lines: [apiError(503, true)], exit: 1 }, { lines: [text("ok"), step("stop")] }])
+    const { result, calls, progress } = await run([
+      { lines: [apiError(503, true)], exit: 1 },
+      { lines: [text("ok"), step("stop")] },
+    ])
     expect(result.ok).toBe(true)
     expect(calls.map((call) => call.model)).toEqual(["fake/top", "fake/top-old"])
-    expect(JSON.parse(await readFile(join(dir, "opencode.json"), "utf8")).agent.review_coordinator.model).toBe("fake/top-old")
+    expect(JSON.parse(await readFile(join(dir, "opencode.json"), "utf8")).agent.review_coordinator.model).toBe(
+      "fake/top-old",
+    )
     expect(progress[0]).toMatch(/failing back to fake\/top-old/)
   })
 
@@ -144,7 +183,9 @@ describe("runCoordinator", () => {
   })
 
   test("prints a heartbeat while the model is quiet", async () => {
-    const { progress } = await run([{ lines: [{ type: "step_start" }, step("stop")], lineDelayMs: 400 }], { heartbeatSeconds: 0.1 })
+    const { progress } = await run([{ lines: [{ type: "step_start" }, step("stop")], lineDelayMs: 400 }], {
+      heartbeatSeconds: 0.1,
+    })
     expect(progress.some((line) => /^Model is thinking\.\.\. \(\d+s since last output\)$/.test(line))).toBe(true)
   })
 })
@@ -167,14 +208,24 @@ describe("childEnv", () => {
       models: ["anthropic/claude-opus-4-7", "gw/model"],
       extra: { OPENCODE_REVIEWER_WORK_DIR: "/w" },
     })
-    expect(env).toEqual({ PATH: "/bin", HOME: "/root", LC_ALL: "C", ANTHROPIC_API_KEY: "sk-ant", GATEWAY_KEY: "gw", OPENCODE_REVIEWER_WORK_DIR: "/w" })
+    expect(env).toEqual({
+      PATH: "/bin",
+      HOME: "/root",
+      LC_ALL: "C",
+      ANTHROPIC_API_KEY: "sk-ant",
+      GATEWAY_KEY: "gw",
+      OPENCODE_REVIEWER_WORK_DIR: "/w",
+    })
     expect(dropped).toEqual(["AWS_SECRET_ACCESS_KEY", "CI_JOB_TOKEN", "GITLAB_TOKEN", "OPENAI_API_KEY"])
   })
 })
 
 describe("runCoordinator stopWhen", () => {
   test("ends the run as a success at the chosen event without waiting for the process", async () => {
-    const submit = { type: "tool_use", part: { type: "tool", tool: "review_submit_review", state: { status: "completed", output: "recorded" } } }
+    const submit = {
+      type: "tool_use",
+      part: { type: "tool", tool: "review_submit_review", state: { status: "completed", output: "recorded" } },
+    }
     const started = performance.now()
     const { result } = await run([{ lines: [step("tool-calls"), submit], hang: true }], {
       stopWhen: (event) => event.type === "tool_use" && event.part?.tool === "review_submit_review",

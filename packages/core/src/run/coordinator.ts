@@ -90,7 +90,10 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<Coord
     const model = options.models[index]!
     const attempt = await runAttempt(model, options, result)
     result.attempts.push(attempt)
-    options.log.info({ model, outcome: attempt.outcome, exitCode: attempt.exitCode, ms: attempt.durationMs }, "coordinator attempt ended")
+    options.log.info(
+      { model, outcome: attempt.outcome, exitCode: attempt.exitCode, ms: attempt.durationMs },
+      "coordinator attempt ended",
+    )
     if (attempt.outcome === "ok") {
       result.ok = true
       return result
@@ -103,7 +106,8 @@ export async function runCoordinator(options: CoordinatorOptions): Promise<Coord
     if (attempt.error?.verdict === "fatal") return result
     index += 1
     const next = options.models[index]
-    if (next) options.onProgress?.(`coordinator failed on ${model} (${describeAttempt(attempt)}); failing back to ${next}`)
+    if (next)
+      options.onProgress?.(`coordinator failed on ${model} (${describeAttempt(attempt)}); failing back to ${next}`)
   }
   return result
 }
@@ -123,27 +127,33 @@ export function describeAttempt(attempt: CoordinatorAttempt): string {
   return attempt.outcome
 }
 
-async function runAttempt(model: string, options: CoordinatorOptions, result: CoordinatorResult): Promise<CoordinatorAttempt> {
+async function runAttempt(
+  model: string,
+  options: CoordinatorOptions,
+  result: CoordinatorResult,
+): Promise<CoordinatorAttempt> {
   const started = performance.now()
   const config = withCoordinatorModel(options.config, model)
   const configText = JSON.stringify(config)
   if (options.configFile) await writeFile(options.configFile, JSON.stringify(config, null, 2) + "\n", { mode: 0o600 })
 
-  const child = spawnOpencode(options.binary, () => Bun.spawn([options.binary, "run", "--format", "json", "--agent", config.default_agent, "--title", options.title], {
-    cwd: options.repoDir,
-    env: {
-      ...options.env,
-      // OpenCode takes the project directory from PWD, not from the process's cwd (docs/opencode.md, pitfall 1).
-      PWD: options.repoDir,
-      OPENCODE_CONFIG_CONTENT: configText,
-      ...opencodeQuietEnv,
-      // A heap cap for the Bun runtime inside opencode: JSC sizes its heap to this much RAM.
-      BUN_JSC_forceRAMSize: options.env.BUN_JSC_forceRAMSize ?? String(2 * 1024 ** 3),
-    },
-    stdin: new Blob([options.prompt]),
-    stdout: "pipe",
-    stderr: "pipe",
-  }))
+  const child = spawnOpencode(options.binary, () =>
+    Bun.spawn([options.binary, "run", "--format", "json", "--agent", config.default_agent, "--title", options.title], {
+      cwd: options.repoDir,
+      env: {
+        ...options.env,
+        // OpenCode takes the project directory from PWD, not from the process's cwd (docs/opencode.md, pitfall 1).
+        PWD: options.repoDir,
+        OPENCODE_CONFIG_CONTENT: configText,
+        ...opencodeQuietEnv,
+        // A heap cap for the Bun runtime inside opencode: JSC sizes its heap to this much RAM.
+        BUN_JSC_forceRAMSize: options.env.BUN_JSC_forceRAMSize ?? String(2 * 1024 ** 3),
+      },
+      stdin: new Blob([options.prompt]),
+      stdout: "pipe",
+      stderr: "pipe",
+    }),
+  )
 
   let lastOutput = performance.now()
   let outcome: CoordinatorAttempt["outcome"] | null = null
@@ -153,7 +163,8 @@ async function runAttempt(model: string, options: CoordinatorOptions, result: Co
   const heartbeatMs = options.heartbeatSeconds * 1000
   const heartbeat = setInterval(() => {
     const quiet = performance.now() - lastOutput
-    if (quiet >= heartbeatMs) options.onProgress?.(`Model is thinking... (${Math.round(quiet / 1000)}s since last output)`)
+    if (quiet >= heartbeatMs)
+      options.onProgress?.(`Model is thinking... (${Math.round(quiet / 1000)}s since last output)`)
   }, heartbeatMs)
   const kill = (why: "timeout" | "aborted" | "ok") => {
     outcome ??= why
@@ -216,7 +227,12 @@ async function runAttempt(model: string, options: CoordinatorOptions, result: Co
   if (lastReason === "length") return { ...base, outcome: "length", error: null }
   if (exitCode !== 0 || events === 0) {
     const tail = stderrTail.trim().split("\n").slice(-3).join(" ")
-    const error = classifyProviderError({ name: "UnknownError", data: { message: `opencode exited with code ${exitCode}${events > 0 ? ` after ${events} event${events === 1 ? "" : "s"}` : ""}${tail ? `: ${tail}` : ""}` } })
+    const error = classifyProviderError({
+      name: "UnknownError",
+      data: {
+        message: `opencode exited with code ${exitCode}${events > 0 ? ` after ${events} event${events === 1 ? "" : "s"}` : ""}${tail ? `: ${tail}` : ""}`,
+      },
+    })
     // Nothing printed at all (even with exit 0): the process died on start-up or never ran the
     // agent; another attempt may well work.
     if (events === 0) return { ...base, outcome: "crash", error: { ...error, verdict: "failback" } }
@@ -237,7 +253,12 @@ export function withCoordinatorModel(config: OpencodeConfig, model: string): Ope
 }
 
 function stepUsage(agent: string, model: string, part: Record<string, unknown>): StepUsage {
-  const tokens = (part.tokens ?? {}) as { input?: number; output?: number; reasoning?: number; cache?: { read?: number; write?: number } }
+  const tokens = (part.tokens ?? {}) as {
+    input?: number
+    output?: number
+    reasoning?: number
+    cache?: { read?: number; write?: number }
+  }
   return {
     agent,
     model,
@@ -251,7 +272,12 @@ function stepUsage(agent: string, model: string, part: Record<string, unknown>):
 }
 
 function toolUse(part: Record<string, unknown>): CoordinatorResult["toolUses"][number] {
-  const state = (part.state ?? {}) as { status?: string; input?: unknown; output?: unknown; metadata?: Record<string, unknown> }
+  const state = (part.state ?? {}) as {
+    status?: string
+    input?: unknown
+    output?: unknown
+    metadata?: Record<string, unknown>
+  }
   return {
     tool: typeof part.tool === "string" ? part.tool : "unknown",
     status: state.status ?? "unknown",

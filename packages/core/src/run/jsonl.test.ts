@@ -19,14 +19,22 @@ describe("readJsonl", () => {
   test("reassembles lines and multi-byte characters split across chunks", async () => {
     const bytes = new TextEncoder().encode('{"type":"text","part":{"text":"héllo ✓"}}\n')
     const batches: JsonlLine[][] = []
-    await readJsonl(streamOf([bytes.slice(0, 33), bytes.slice(33, 35), bytes.slice(35)]), (batch) => void batches.push(batch))
+    await readJsonl(
+      streamOf([bytes.slice(0, 33), bytes.slice(33, 35), bytes.slice(35)]),
+      (batch) => void batches.push(batch),
+    )
     expect(batches.flat()).toEqual([{ ok: true, event: { type: "text", part: { text: "héllo ✓" } } }])
   })
 
   test("turns a bad line into a result and keeps reading", async () => {
     const lines: JsonlLine[] = []
     await readJsonl(streamOf(['{"type":"a"}\nnot json\n[1,2]\n\n{"type":"b"}']), (batch) => void lines.push(...batch))
-    expect(lines.map((line) => (line.ok ? line.event.type : `bad: ${line.line}`))).toEqual(["a", "bad: not json", "bad: [1,2]", "b"])
+    expect(lines.map((line) => (line.ok ? line.event.type : `bad: ${line.line}`))).toEqual([
+      "a",
+      "bad: not json",
+      "bad: [1,2]",
+      "b",
+    ])
   })
 
   test("hands on a batch every 100 lines", async () => {
@@ -39,7 +47,10 @@ describe("readJsonl", () => {
   test("hands on a partial batch 50 ms after its first line, before the stream ends", async () => {
     const seen: { at: number; size: number }[] = []
     const started = performance.now()
-    await readJsonl(streamOf(['{"type":"a"}\n', '{"type":"b"}\n', "", ""], 120), (batch) => void seen.push({ at: performance.now() - started, size: batch.length }))
+    await readJsonl(
+      streamOf(['{"type":"a"}\n', '{"type":"b"}\n', "", ""], 120),
+      (batch) => void seen.push({ at: performance.now() - started, size: batch.length }),
+    )
     expect(seen[0]!.size).toBe(1)
     expect(seen[0]!.at).toBeLessThan(115)
     expect(seen.reduce((sum, entry) => sum + entry.size, 0)).toBe(2)

@@ -62,17 +62,30 @@ export interface OpencodeHome {
  * npm-install @opencode-ai/plugin there on start (up to 70 s when the registry is unreachable).
  */
 export async function prepareOpencodeHome(root: string): Promise<OpencodeHome> {
-  const home = { config: join(root, "config"), data: join(root, "data"), cache: join(root, "cache"), state: join(root, "state") }
+  const home = {
+    config: join(root, "config"),
+    data: join(root, "data"),
+    cache: join(root, "cache"),
+    state: join(root, "state"),
+  }
   for (const dir of Object.values(home)) await mkdir(dir, { recursive: true })
   const configDir = join(home.config, "opencode")
   await mkdir(join(configDir, "node_modules"), { recursive: true })
   const dependencies = { "@opencode-ai/plugin": opencodeVersion }
   await writeFile(join(configDir, "package.json"), JSON.stringify({ dependencies }))
-  await writeFile(join(configDir, "package-lock.json"), JSON.stringify({ lockfileVersion: 3, requires: true, packages: { "": { dependencies } } }))
+  await writeFile(
+    join(configDir, "package-lock.json"),
+    JSON.stringify({ lockfileVersion: 3, requires: true, packages: { "": { dependencies } } }),
+  )
   return home
 }
 
 /** The environment variables that point OpenCode at a prepared home. */
 export function opencodeHomeEnv(home: OpencodeHome): Record<string, string> {
-  return { XDG_CONFIG_HOME: home.config, XDG_DATA_HOME: home.data, XDG_CACHE_HOME: home.cache, XDG_STATE_HOME: home.state }
+  return {
+    XDG_CONFIG_HOME: home.config,
+    XDG_DATA_HOME: home.data,
+    XDG_CACHE_HOME: home.cache,
+    XDG_STATE_HOME: home.state,
+  }
 }

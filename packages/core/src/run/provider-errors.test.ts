@@ -14,8 +14,14 @@ const observed = {
       metadata: { url: "http://127.0.0.1:18181/v1/chat/completions" },
     },
   },
-  unavailable: { name: "APIError", data: { message: "Service unavailable (fake)", statusCode: 503, isRetryable: true } },
-  unauthorised: { name: "APIError", data: { message: "Incorrect API key provided", statusCode: 401, isRetryable: false } },
+  unavailable: {
+    name: "APIError",
+    data: { message: "Service unavailable (fake)", statusCode: 503, isRetryable: true },
+  },
+  unauthorised: {
+    name: "APIError",
+    data: { message: "Incorrect API key provided", statusCode: 401, isRetryable: false },
+  },
   contextOverflow: {
     name: "ContextOverflowError",
     data: { message: "This model's maximum context length is 100000 tokens.", responseBody: "{}" },
@@ -28,7 +34,10 @@ const observed = {
       metadata: { code: "ProviderHeaderTimeoutError", timeoutMs: "5000" },
     },
   },
-  streamTimeout: { name: "APIError", data: { message: "SSE read timed out", isRetryable: true, metadata: { code: "ProviderResponseStreamError" } } },
+  streamTimeout: {
+    name: "APIError",
+    data: { message: "SSE read timed out", isRetryable: true, metadata: { code: "ProviderResponseStreamError" } },
+  },
   aborted: { name: "MessageAbortedError", data: { message: "Aborted" } },
 }
 
@@ -46,19 +55,55 @@ describe("classifyError", () => {
   })
 
   test.each([
-    ["529 overloaded even when not flagged retryable", { name: "APIError", data: { message: "Overloaded", statusCode: 529, isRetryable: false } }, "retryable"],
-    ["500 without the flag", { name: "APIError", data: { message: "boom", statusCode: 500, isRetryable: false } }, "retryable"],
-    ["502 bad gateway", { name: "APIError", data: { message: "bad gateway", statusCode: 502, isRetryable: true } }, "retryable"],
-    ["504 gateway timeout", { name: "APIError", data: { message: "timeout", statusCode: 504, isRetryable: true } }, "retryable"],
-    ["403 even when flagged retryable", { name: "APIError", data: { message: "forbidden", statusCode: 403, isRetryable: true } }, "fatal"],
-    ["400 bad request", { name: "APIError", data: { message: "bad request", statusCode: 400, isRetryable: false } }, "fatal"],
-    ["ProviderAuthError", { name: "ProviderAuthError", data: { providerID: "anthropic", message: "missing key" } }, "fatal"],
+    [
+      "529 overloaded even when not flagged retryable",
+      { name: "APIError", data: { message: "Overloaded", statusCode: 529, isRetryable: false } },
+      "retryable",
+    ],
+    [
+      "500 without the flag",
+      { name: "APIError", data: { message: "boom", statusCode: 500, isRetryable: false } },
+      "retryable",
+    ],
+    [
+      "502 bad gateway",
+      { name: "APIError", data: { message: "bad gateway", statusCode: 502, isRetryable: true } },
+      "retryable",
+    ],
+    [
+      "504 gateway timeout",
+      { name: "APIError", data: { message: "timeout", statusCode: 504, isRetryable: true } },
+      "retryable",
+    ],
+    [
+      "403 even when flagged retryable",
+      { name: "APIError", data: { message: "forbidden", statusCode: 403, isRetryable: true } },
+      "fatal",
+    ],
+    [
+      "400 bad request",
+      { name: "APIError", data: { message: "bad request", statusCode: 400, isRetryable: false } },
+      "fatal",
+    ],
+    [
+      "ProviderAuthError",
+      { name: "ProviderAuthError", data: { providerID: "anthropic", message: "missing key" } },
+      "fatal",
+    ],
     ["StructuredOutputError", { name: "StructuredOutputError", data: { message: "no output", retries: 2 } }, "fatal"],
     ["MessageOutputLengthError", { name: "MessageOutputLengthError", data: {} }, "fatal"],
     ["ContentFilterError", { name: "ContentFilterError", data: { message: "filtered" } }, "fatal"],
-    ["UnknownError (agent not found)", { name: "UnknownError", data: { message: 'Agent not found: "x". Available agents: …' } }, "fatal"],
+    [
+      "UnknownError (agent not found)",
+      { name: "UnknownError", data: { message: 'Agent not found: "x". Available agents: …' } },
+      "fatal",
+    ],
     ["an APIError without status or flag", { name: "APIError", data: { message: "odd" } }, "fatal"],
-    ["an unknown error name flagged retryable", { name: "SomeNewError", data: { message: "x", isRetryable: true } }, "retryable"],
+    [
+      "an unknown error name flagged retryable",
+      { name: "SomeNewError", data: { message: "x", isRetryable: true } },
+      "retryable",
+    ],
   ])("classifies %s", (_name, error, kind) => {
     expect(classifyError(error).kind).toBe(kind)
   })
@@ -68,9 +113,12 @@ describe("classifyError", () => {
     expect(classifyError(worded).kind).toBe("fatal")
   })
 
-  test.each([[null], [undefined], ["boom"], [42], [{ data: {} }], [{ name: "APIError", data: "x" }]])("treats the malformed value %j as fatal", (value) => {
-    expect(classifyError(value).kind).toBe("fatal")
-  })
+  test.each([[null], [undefined], ["boom"], [42], [{ data: {} }], [{ name: "APIError", data: "x" }]])(
+    "treats the malformed value %j as fatal",
+    (value) => {
+      expect(classifyError(value).kind).toBe("fatal")
+    },
+  )
 
   test("describes an error by name, status and message on one short line", () => {
     expect(describeError(observed.unavailable)).toBe("APIError 503: Service unavailable (fake)")

@@ -102,7 +102,12 @@ export interface ClassifiedError {
 export function classifyProviderError(error: unknown): ClassifiedError {
   const record = isSessionError(error) ? error : { name: "UnknownError", data: { message: preview(error) } }
   const data = record.data ?? {}
-  const verdict = record.name === "MessageOutputLengthError" ? "retry" : classifyError(record).kind === "retryable" ? "failback" : "fatal"
+  const verdict =
+    record.name === "MessageOutputLengthError"
+      ? "retry"
+      : classifyError(record).kind === "retryable"
+        ? "failback"
+        : "fatal"
   return {
     verdict,
     name: record.name,
@@ -117,7 +122,9 @@ export function classifyProviderError(error: unknown): ClassifiedError {
  * so these words are all there is to tell "this provider is struggling" from a real failure.
  */
 export function retryableText(text: string): boolean {
-  return /overloaded|\b(429|500|502|503|504|529)\b|rate.?limit|too many requests|service unavailable|bad gateway|timed? ?out|ECONNRESET|ECONNREFUSED|socket hang up|fetch failed/i.test(text)
+  return /overloaded|\b(429|500|502|503|504|529)\b|rate.?limit|too many requests|service unavailable|bad gateway|timed? ?out|ECONNRESET|ECONNREFUSED|socket hang up|fetch failed/i.test(
+    text,
+  )
 }
 
 function providerOf(data: Record<string, unknown>): string | null {

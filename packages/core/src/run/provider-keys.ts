@@ -58,7 +58,9 @@ export function missingProviderKeys(input: KeyCheckInput): MissingKey[] {
     const apiKey = input.config.provider?.[provider]?.options?.apiKey
     let problem: Omit<MissingKey, "agents"> | null = null
     if (typeof apiKey === "string") {
-      const unset = [...apiKey.matchAll(/\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((match) => match[1]!).find((name) => !set(name))
+      const unset = [...apiKey.matchAll(/\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g)]
+        .map((match) => match[1]!)
+        .find((name) => !set(name))
       if (unset) problem = { provider, variables: [unset], reference: `{env:${unset}}` }
     } else {
       const variables = providerKeyVariables[provider]
@@ -81,12 +83,19 @@ export class ProviderKeyMissingError extends ReviewError<{ missing: MissingKey[]
         : `provider ${entry.provider} (for ${entry.agents.join(", ")}): no API key, ${entry.variables.join(" or ")} is not set`,
     )
     const hint = missing
-      .map((entry) => `set ${entry.variables.join(" or ")}${entry.reference ? "" : ` (or provider.${entry.provider}.options.apiKey in opencode-reviewer.json)`}`)
+      .map(
+        (entry) =>
+          `set ${entry.variables.join(" or ")}${entry.reference ? "" : ` (or provider.${entry.provider}.options.apiKey in opencode-reviewer.json)`}`,
+      )
       .join("; ")
-    super("ProviderKeyMissingError", `an authentication problem stops the review before it starts: ${what.join("; ")}`, {
-      missing,
-      hint: `${hint}; in CI, store the key as a masked variable of the project or group`,
-    })
+    super(
+      "ProviderKeyMissingError",
+      `an authentication problem stops the review before it starts: ${what.join("; ")}`,
+      {
+        missing,
+        hint: `${hint}; in CI, store the key as a masked variable of the project or group`,
+      },
+    )
   }
 }
 

@@ -3,14 +3,19 @@ import { redactCredentials, redactDeep } from "./redact"
 
 describe("redactCredentials", () => {
   test("a runner's origin URL loses its job token, the rest of .git/config stays", () => {
-    const config = '[remote "origin"]\n\turl = https://gitlab-ci-token:glcbt-64_abcdefghijklmnopqrstu@gitlab.example.com/group/project.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n'
+    const config =
+      '[remote "origin"]\n\turl = https://gitlab-ci-token:glcbt-64_abcdefghijklmnopqrstu@gitlab.example.com/group/project.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n'
     const { text, count } = redactCredentials(config)
-    expect(text).toBe('[remote "origin"]\n\turl = https://[redacted]@gitlab.example.com/group/project.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n')
+    expect(text).toBe(
+      '[remote "origin"]\n\turl = https://[redacted]@gitlab.example.com/group/project.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n',
+    )
     expect(count).toBe(1)
   })
 
   test("bare GitLab and GitHub tokens are redacted; prose, hashes and user-only URLs are not", () => {
-    const { text, count } = redactCredentials("token glpat-AbCdEfGhIjKlMnOpQrSt and ghp_0123456789abcdefghijklmnopqrstuvwxyz in a log")
+    const { text, count } = redactCredentials(
+      "token glpat-AbCdEfGhIjKlMnOpQrSt and ghp_0123456789abcdefghijklmnopqrstuvwxyz in a log",
+    )
     expect(text).toBe("token [redacted] and [redacted] in a log")
     expect(count).toBe(2)
     const honest = "see https://user@example.com/x, the glpat- prefix, sha 9bdd1f8d6c0e and ssh://git@host:22/repo"

@@ -9,7 +9,8 @@
 const urlCredentials = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:"'<>]+:[^\s/@"'<>]+@/gi
 // GitLab (personal, project, group, deploy, runner, CI job, feed, OAuth, SCIM, incoming mail,
 // agent, trigger) and GitHub token formats; long enough not to hit prose.
-const tokenPrefixes = /\b(?:gl(?:pat|cbt|dt|rt|ptt|ft|oas|soat|imt|agent|trt|ffct)-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})/g
+const tokenPrefixes =
+  /\b(?:gl(?:pat|cbt|dt|rt|ptt|ft|oas|soat|imt|agent|trt|ffct)-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})/g
 
 /** Text with credentials replaced by `[redacted]`, and how many were. */
 export function redactCredentials(text: string): { text: string; count: number } {

@@ -16,7 +16,13 @@ export const sampleRecord: ReviewRecord = {
   resolved: [],
   dismissed: [],
   stillOpen: [],
-  coverage: { reviewedFiles: 12, filtered: [{ path: "bun.lock", reason: "lockfile" }], failedReviewers: [{ name: "documentation", error: "no output for 60 s" }], complete: true, unjudgedFindings: 0 },
+  coverage: {
+    reviewedFiles: 12,
+    filtered: [{ path: "bun.lock", reason: "lockfile" }],
+    failedReviewers: [{ name: "documentation", error: "no output for 60 s" }],
+    complete: true,
+    unjudgedFindings: 0,
+  },
   usage: {
     byAgent: {
       review_coordinator: { input: 12000, output: 1800, cacheRead: 40000, cacheWrite: 2500, costUsd: 0.75 },
@@ -35,6 +41,23 @@ export const sampleRecord: ReviewRecord = {
   notes: [],
 }
 
-function finding(id: string, reviewer: string, severity: "critical" | "warning" | "suggestion", title: string, body: string): ReviewRecord["findings"][number] {
-  return { id, reviewer, severity, category: reviewer, file: "src/db.ts", line: 12, title, body, status: "new", thread: null }
+function finding(
+  id: string,
+  reviewer: string,
+  severity: "critical" | "warning" | "suggestion",
+  title: string,
+  body: string,
+): ReviewRecord["findings"][number] {
+  return {
+    id,
+    reviewer,
+    severity,
+    category: reviewer,
+    file: "src/db.ts",
+    line: 12,
+    title,
+    body,
+    status: "new",
+    thread: null,
+  }
 }
