@@ -110,5 +110,3 @@ function pick(
 function sameChain(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((model, index) => model === b[index])
 }
-
-export * as RemoteApply from "./apply"

@@ -97,5 +97,3 @@ function unknownKeys(schema: z.ZodType, value: unknown, path: string[]): string[
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value)
 }
-
-export * as RemoteDocument from "./document"

@@ -56,5 +56,3 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false; me
     return { ok: false, message: cause instanceof Error ? cause.message : String(cause) }
   }
 }
-
-export * as RemoteFetch from "./fetch"

@@ -76,5 +76,3 @@ function plannedChains(
     }),
   )
 }
-
-export * as ReviewerConfig from "./reviewer-config"

@@ -114,5 +114,3 @@ export function selectModel(
   }
   return { model: null, skipped }
 }
-
-export * as Breaker from "./breaker"

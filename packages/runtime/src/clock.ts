@@ -85,5 +85,3 @@ export function createManualClock(start = 0): ManualClock {
     },
   }
 }
-
-export * as Clocks from "./clock"

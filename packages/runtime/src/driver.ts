@@ -181,5 +181,3 @@ function number(value: unknown): number {
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value)
 }
-
-export * as Driver from "./driver"

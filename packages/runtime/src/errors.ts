@@ -11,5 +11,3 @@ export class ChildSessionRequestError extends Error {
     this.data = { operation, sessionID }
   }
 }
-
-export * as RuntimeErrors from "./errors"

@@ -84,5 +84,3 @@ function stringField(record: Record<string, unknown>, key: string): string | nul
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value)
 }
-
-export * as Events from "./events"

@@ -42,5 +42,3 @@ export function askForShorterAnswer(): string {
     "Answer again, shorter: only the <findings> block, with your most important findings first and a body of at most three sentences each.",
   ].join("\n")
 }
-
-export * as Instructions from "./instructions"

@@ -236,5 +236,3 @@ export function createSessionMonitor(options: { driver: SessionDriver; clock: Cl
     },
   }
 }
-
-export * as Monitor from "./monitor"

@@ -83,5 +83,3 @@ export function limitsInMs(limits: RuntimeLimits): LimitsMs {
     breakerCooldownMs: limits.breakerCooldownMinutes * 60_000,
   }
 }
-
-export * as PlanFile from "./plan-file"

@@ -116,5 +116,3 @@ function clean(text: string): string {
 function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 3)}...` : text
 }
-
-export * as Render from "./render"

@@ -252,5 +252,3 @@ function progressWriter(workDir: string): (entry: ProgressEntry) => void {
     }
   }
 }
-
-export * as Runtime from "./runtime"

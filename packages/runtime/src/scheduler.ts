@@ -361,5 +361,3 @@ export function seconds(ms: number): string {
 export function minutes(ms: number): string {
   return `${Number((ms / 60_000).toFixed(2))} min`
 }
-
-export * as Scheduler from "./scheduler"

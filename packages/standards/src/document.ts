@@ -215,5 +215,3 @@ function idFromName(name: string): { id: string; fromPattern: boolean } {
 function oneLine(text: string): string {
   return text.replace(/\s+/g, " ").trim().slice(0, 200)
 }
-
-export * as Document from "./document"

@@ -26,5 +26,3 @@ const accept = "text/markdown, text/plain;q=0.9, application/json;q=0.8, */*;q=0
 export function fetchText(url: string, options: FetchOptions = {}): Promise<FetchResult> {
   return fetchBounded(url, { ...options, accept })
 }
-
-export * as StandardsFetch from "./fetch"

@@ -290,5 +290,3 @@ async function mapLimited<T, R>(items: readonly T[], run: (item: T) => Promise<R
   await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker))
   return results
 }
-
-export * as Load from "./load"

@@ -96,5 +96,3 @@ function applies(standard: Standard, changedPaths: readonly string[]): boolean {
   const globs = compileGlobs(standard.paths)
   return changedPaths.some((path) => globs.match(path) !== null)
 }
-
-export * as Select from "./select"

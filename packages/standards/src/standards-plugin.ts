@@ -238,5 +238,3 @@ function noteCoordinator(context: ConfigureContext, where: string, count: number
 function sanitizeLine(text: string): string {
   return text.replace(/[<>]/g, "").replace(/\s+/g, " ").slice(0, 1000)
 }
-
-export * as Standards from "./standards-plugin"

@@ -174,5 +174,3 @@ function mapUsage(table: Record<string, UsageEntry>): Record<string, TrackedUsag
     ]),
   )
 }
-
-export * as TrackerEvents from "./events"

@@ -270,5 +270,3 @@ function validLabels(labels: Record<string, string>, log: Logger): Record<string
   }
   return valid
 }
-
-export * as PrometheusMetrics from "./metrics"

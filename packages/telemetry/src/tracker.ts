@@ -203,5 +203,3 @@ function describe(error: unknown): string {
   if (error instanceof Error) return error.message
   return String(error)
 }
-
-export * as Tracking from "./tracker"

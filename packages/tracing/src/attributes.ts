@@ -31,5 +31,3 @@ export const Attr = {
   /** "approximate" on spans whose start and end are reconstructed after the fact. */
   timing: "opencode_reviewer.timing",
 } as const
-
-export * as Attributes from "./attributes"

@@ -15,5 +15,3 @@ export function otelPassThrough(
   }
   return passed
 }
-
-export * as PassThrough from "./pass-through"

@@ -177,5 +177,3 @@ function mergeRule(current: Permission[string] | undefined, next: PermissionRule
   }
   return patterns
 }
-
-export * as Assemble from "./assemble"

@@ -94,5 +94,3 @@ function grants(rule: Permission[string] | undefined): boolean {
   if (typeof rule === "string") return rule !== "deny"
   return Object.values(rule).some((action) => action !== "deny")
 }
-
-export * as OpencodeConfigFile from "./opencode-config"

@@ -478,8 +478,6 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value)
 }
 
-export * as ConfigFile from "./config"
-
 /** Environment variables that override one model family's chain (comma-separated, primary first). */
 export const modelEnvNames: Record<ModelTier, string> = {
   top: "OPENCODE_REVIEWER_MODELS_TOP",

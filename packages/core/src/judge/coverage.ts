@@ -80,5 +80,3 @@ export function capForCoverage(
 function describe(reviewer: MissingReviewer): string {
   return `${reviewer.name}: ${reviewer.error}`
 }
-
-export * as Coverage from "./coverage"

@@ -198,5 +198,3 @@ function titles(findings: readonly Finding[]): string {
     .map((finding) => `${finding.title} (${finding.file}${finding.line === null ? "" : `:${finding.line}`})`)
   return findings.length > 3 ? `${shown.join("; ")}; and ${findings.length - 3} more` : shown.join("; ")
 }
-
-export * as Rubric from "./decision"

@@ -399,5 +399,3 @@ function repair(xml: string): string {
   }
   return out
 }
-
-export * as FindingsXml from "./findings-xml"

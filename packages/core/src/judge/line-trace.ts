@@ -61,5 +61,3 @@ function splitLines(text: string): string[] {
   if (lines.at(-1) === "") lines.pop()
   return lines
 }
-
-export * as LineTraces from "./line-trace"

@@ -1,6 +1,6 @@
 import { compareSeverity, normalizeCategory, type Finding, type Severity } from "../model/finding"
 import { fixWindowLines } from "./line-trace"
-import { findingFingerprints } from "../report/reports"
+import { findingFingerprints } from "./fingerprints"
 
 /**
  * One finding of the previous review (one of the bot's inline threads) as the VCS provider read
@@ -185,5 +185,3 @@ function normalize(text: string): string {
     .trim()
     .replace(/[.!?;:,]+$/, "")
 }
-
-export * as PreviousFindings from "./previous-findings"

@@ -319,5 +319,3 @@ function normalize(text: string): string {
     .trim()
     .replace(/[.!?;:,]+$/, "")
 }
-
-export * as ReviewRecords from "./review-record"

@@ -60,5 +60,3 @@ export const severityOrder: readonly Severity[] = Severity.options
 export function compareSeverity(a: Severity, b: Severity): number {
   return severityOrder.indexOf(a) - severityOrder.indexOf(b)
 }
-
-export * as Findings from "./finding"

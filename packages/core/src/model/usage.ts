@@ -124,5 +124,3 @@ function pickTokens(tokens: UsageItem["tokens"]) {
 function round(value: number): number {
   return Math.round(value * 1e6) / 1e6
 }
-
-export * as Usage from "./usage"

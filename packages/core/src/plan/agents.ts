@@ -127,5 +127,3 @@ function list(items: readonly string[]): string {
   const shown = items.slice(0, 3).join(", ")
   return items.length > 3 ? `${shown} and ${items.length - 3} more` : shown
 }
-
-export * as Agents from "./agents"

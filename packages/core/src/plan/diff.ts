@@ -830,5 +830,3 @@ function collisions(names: Map<string, string>): string[] {
   }
   return [...groups.values()].filter((group) => group.length > 1).flat()
 }
-
-export * as Diff from "./diff"

@@ -111,5 +111,3 @@ export function headFromDiff(file: DiffFile): string | null {
 function basename(path: string): string {
   return path.slice(path.lastIndexOf("/") + 1)
 }
-
-export * as Noise from "./noise"

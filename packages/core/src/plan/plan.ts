@@ -323,5 +323,3 @@ async function prepareWorkDir(workDir: string, repoDir: string): Promise<void> {
   const inside = !relative(resolve(repoDir), workDir).startsWith("..")
   if (inside) await writeFile(join(workDir, ".gitignore"), "*\n")
 }
-
-export * as Plan from "./plan"

@@ -1,5 +1,5 @@
 import * as z from "zod"
-import { plural } from "../report/format"
+import { plural } from "../model/text"
 
 /** How much review a change gets: trivial (2 agents), lite (4), full (7+). */
 export const Tier = z.enum(["trivial", "lite", "full"])
@@ -62,5 +62,3 @@ export function assessRisk(files: readonly RiskFile[], rules: RiskRules): Assess
   }
   return full([`${size} (above the lite limits of ${rules.lite.lines} lines and ${rules.lite.files} files)`])
 }
-
-export * as Risk from "./risk"

@@ -279,5 +279,3 @@ function securityWord(file: DiffFile): string | null {
   }
   return null
 }
-
-export * as Signals from "./signals"

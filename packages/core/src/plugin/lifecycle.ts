@@ -114,5 +114,3 @@ function deepFreeze<T>(value: T): T {
   for (const child of Object.values(value)) deepFreeze(child)
   return Object.freeze(value)
 }
-
-export * as Lifecycle from "./lifecycle"

@@ -83,5 +83,3 @@ export interface ReviewPlugin {
    */
   postConfigure?(context: ConfigureContext, config: Readonly<OpencodeConfig>): Promise<void>
 }
-
-export * as Plugin from "./plugin"

@@ -414,5 +414,3 @@ function clip(text: string): string {
     .trim()
   return flat.length <= excerptLength ? flat : `${flat.slice(0, excerptLength - 1)}…`
 }
-
-export * as Injection from "./injection"

@@ -500,5 +500,3 @@ function dedupe(attempts: InjectionAttempt[]): InjectionAttempt[] {
   }
   return [...byKey.values()]
 }
-
-export * as Prompt from "./prompt"

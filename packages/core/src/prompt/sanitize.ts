@@ -266,5 +266,3 @@ function decodeEntities(text: string): string {
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 }
-
-export * as Sanitize from "./sanitize"

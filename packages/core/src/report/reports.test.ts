@@ -4,7 +4,8 @@ import { join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
 import * as z from "zod"
 import { ReviewRecord, type ReviewFinding } from "../judge/review-record"
-import { codeQualityReport, findingFingerprints, sarifFingerprintKey, sarifReport, writeReports } from "./reports"
+import { findingFingerprints } from "../judge/fingerprints"
+import { codeQualityReport, sarifFingerprintKey, sarifReport, writeReports } from "./reports"
 
 // docs/gitlab.md#code-quality-report: the fields GitLab's Code Quality reads, nothing else.
 const CodeQualityEntry = z

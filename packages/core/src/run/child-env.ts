@@ -91,5 +91,3 @@ export function referencedVariables(config: unknown): string[] {
   for (const match of JSON.stringify(config ?? null).matchAll(/\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g)) names.add(match[1]!)
   return [...names].sort()
 }
-
-export * as ChildEnv from "./child-env"

@@ -287,8 +287,6 @@ function toolUse(part: Record<string, unknown>): CoordinatorResult["toolUses"][n
   }
 }
 
-export * as Coordinator from "./coordinator"
-
 // Bun.spawn throws synchronously when the binary is missing or not executable: say which and what to do.
 function spawnOpencode<T>(binary: string, spawn: () => T): T {
   try {

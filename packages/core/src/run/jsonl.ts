@@ -84,5 +84,3 @@ export async function readJsonl(
     emit()
   }
 }
-
-export * as Jsonl from "./jsonl"

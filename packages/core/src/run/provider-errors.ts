@@ -138,5 +138,3 @@ function providerOf(data: Record<string, unknown>): string | null {
     return null
   }
 }
-
-export * as ProviderErrors from "./provider-errors"

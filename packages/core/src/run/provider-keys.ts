@@ -98,5 +98,3 @@ export class ProviderKeyMissingError extends ReviewError<{ missing: MissingKey[]
     )
   }
 }
-
-export * as ProviderKeys from "./provider-keys"

@@ -45,5 +45,3 @@ export function redactDeep(value: unknown, depth = 0): number {
   }
   return count
 }
-
-export * as Redact from "./redact"
