@@ -4,21 +4,21 @@
 //  (b) bytes sent to the model ÷ a naive baseline that pastes the whole diff into every specialist's prompt
 //  (c) share of each request's input that repeats the previous request's prefix in its session (cacheability)
 //  (d) spawn_reviewers with seven specialists ÷ with one (concurrency)
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { main } from "../packages/cli/src/main"
-import { parseFindings, renderReviewXml, type Finding } from "../packages/core/src/index"
+import { type Finding, parseFindings, renderReviewXml } from "../packages/core/src/index"
 import {
   createTempRepo,
   findingsReply,
   gitEnv,
-  startModelServer,
-  text,
-  toolCall,
   type ModelServer,
   type RecordedRequest,
   type Reply,
+  startModelServer,
+  text,
+  toolCall,
 } from "../packages/testkit/src/index"
 
 const latencyMs = Number(process.env.BENCH_LATENCY_MS ?? 3000)
@@ -85,7 +85,7 @@ async function runReview(server: ModelServer, reviewers: string[], files: number
     let workDir = ""
     let patches: string[] = []
     server.rule((request) => request.model === "coordinator", coordinator)
-    specialists.forEach((name, index) =>
+    for (const [index, name] of specialists.entries())
       server.rule(
         (request) => request.model === name,
         specialist(
@@ -93,8 +93,7 @@ async function runReview(server: ModelServer, reviewers: string[], files: number
           () => patches,
           index,
         ),
-      ),
-    )
+      )
 
     const config = {
       provider: {

@@ -1,7 +1,8 @@
 // `bun run bench`: prints numbers, asserts nothing. Part 1 (planning): start-up time of the CLI,
 // then planning time and peak memory for a generated 5,000-file, 100,000-line change.
-import { mkdtemp, rm, writeFile, mkdir } from "node:fs/promises"
+
 import { existsSync } from "node:fs"
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createTempRepo } from "@opencode-reviewer/testkit"

@@ -1,19 +1,19 @@
 import { spawnSync } from "node:child_process"
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs"
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { applyModelEnv, resolveConfig } from "@opencode-reviewer/core"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { parse } from "yaml"
-import { applyModelEnv, resolveConfig } from "@opencode-reviewer/core"
 import {
   ComponentError,
+  type InputValue,
   mergeIncluded,
   readComponent,
   renderComponent,
   resolveInputs,
   yamlOptions,
-  type InputValue,
 } from "./render"
 
 const root = fileURLToPath(new URL("../../", import.meta.url))

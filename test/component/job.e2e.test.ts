@@ -4,8 +4,8 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { afterEach, expect, test } from "vitest"
 import { gitEnv, startGitlabFake } from "@opencode-reviewer/testkit"
+import { afterEach, expect, test } from "vitest"
 import { cleanUp, cleanups, createScenario, mergeRequestPipeline } from "../e2e/harness"
 import { renderComponent } from "./render"
 

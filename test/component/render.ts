@@ -14,7 +14,7 @@
  * Sources: GitLab's lib/gitlab/ci/config/interpolation/{template,text_template,inputs/*}.rb and
  * doc/ci/inputs/_index.md, doc/ci/yaml/includes.md ("Merge method for include").
  */
-import { parseAllDocuments, parse } from "yaml"
+import { parse, parseAllDocuments } from "yaml"
 
 export type InputType = "string" | "number" | "boolean" | "array"
 export type InputValue = string | number | boolean | unknown[]

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
-import { afterEach, describe, expect, test } from "vitest"
 import { findingsReply, type ModelServer } from "@opencode-reviewer/testkit"
+import { afterEach, describe, expect, test } from "vitest"
 import { cleanUp, cleanups, createScenario } from "./harness"
 
 // AGENTS.md support end to end with the real opencode binary: code findings on the AGENTS.md the

@@ -1,14 +1,14 @@
 import { readFile } from "node:fs/promises"
-import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { main } from "opencode-reviewer"
 import {
   createOpencodeSandbox,
   createTempRepo,
   gitEnv,
-  runOpencode,
   type OpencodeSandbox,
+  runOpencode,
   type TempRepo,
 } from "@opencode-reviewer/testkit"
+import { main } from "opencode-reviewer"
+import { afterAll, beforeAll, describe, expect, test } from "vitest"
 
 // The assembled opencode.json, loaded by the real opencode binary: what each agent can actually do.
 describe("assembled config under the real opencode binary", () => {

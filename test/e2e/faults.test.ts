@@ -1,9 +1,9 @@
 import { writeFileSync } from "node:fs"
 import { readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import { afterEach, describe, expect, test } from "vitest"
 import { renderReviewXml } from "@opencode-reviewer/core"
 import { findingsReply, statusReply, toolCall } from "@opencode-reviewer/testkit"
+import { afterEach, describe, expect, test } from "vitest"
 import { cleanUp, gitlabScenario, judge, specialists, sqlFinding, summaryNotes, threads } from "./harness"
 
 // The faults a pipeline really meets, each end to end: the real opencode binary, the scripted

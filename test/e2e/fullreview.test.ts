@@ -2,16 +2,16 @@ import { existsSync } from "node:fs"
 import { mkdir, readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
-import { afterAll, beforeAll, describe, expect, test } from "vitest"
+import type { ReviewRecord } from "@opencode-reviewer/core"
 import {
   createOpencodeSandbox,
   gitEnv,
+  type OpencodeSandbox,
   runOpencode,
   text,
   toolCall,
-  type OpencodeSandbox,
 } from "@opencode-reviewer/testkit"
-import type { ReviewRecord } from "@opencode-reviewer/core"
+import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { cleanUp, createScenario, sqlFinding } from "./harness"
 
 // /fullreview as a user runs it: the real opencode with the plugin loaded by path, the command the

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
-import { afterEach, describe, expect, test } from "vitest"
 import { findingsReply } from "@opencode-reviewer/testkit"
+import { afterEach, describe, expect, test } from "vitest"
 import { botNotes, cleanUp, gitlabScenario, loginSource, specialists, sqlFinding } from "./harness"
 
 // `opencode-reviewer review` in a GitLab merge request pipeline: the real opencode binary, the

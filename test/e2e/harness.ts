@@ -3,23 +3,23 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { main } from "opencode-reviewer"
-import { parseFindings, renderReviewXml, type Finding, type ReviewRecord } from "@opencode-reviewer/core"
+import { type Finding, parseFindings, type ReviewRecord, renderReviewXml } from "@opencode-reviewer/core"
 import {
   createTempRepo,
   findingsReply,
+  type GitlabFake,
+  type GitlabFakeOptions,
   gitEnv,
-  startModelServer,
-  text,
-  toolCall,
   type ModelServer,
   type RecordedRequest,
   type Reply,
-  type TempRepo,
   startGitlabFake,
-  type GitlabFake,
-  type GitlabFakeOptions,
+  startModelServer,
+  type TempRepo,
+  text,
+  toolCall,
 } from "@opencode-reviewer/testkit"
+import { main } from "opencode-reviewer"
 
 // Shared by the end-to-end review suites: a temp repo with a change, the scripted model playing a
 // coordinator that keeps every reviewer finding, and the CLI run in-process against the real opencode.

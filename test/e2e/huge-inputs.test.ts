@@ -3,27 +3,27 @@ import { readFile } from "node:fs/promises"
 import { createRequire } from "node:module"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { afterEach, describe, expect, test } from "vitest"
-import {
-  findingsReply,
-  gitEnv,
-  toolCall,
-  type GitlabFake,
-  type RecordedRequest,
-  type Reply,
-} from "@opencode-reviewer/testkit"
 import { Decision } from "@opencode-reviewer/core"
 import {
+  findingsReply,
+  type GitlabFake,
+  gitEnv,
+  type RecordedRequest,
+  type Reply,
+  toolCall,
+} from "@opencode-reviewer/testkit"
+import { afterEach, describe, expect, test } from "vitest"
+import {
+  type CliRun,
   cleanUp,
   descendantsOf,
   gitlabScenario,
+  runCli as harnessRunCli,
   judge,
   loginSource,
-  runCli as harnessRunCli,
+  type Scenario,
   summaryNotes,
   threads,
-  type CliRun,
-  type Scenario,
 } from "./harness"
 
 // "Huge inputs: a 1 MB description, a 12,000-character line, a 5,000-file MR through the GitLab
@@ -198,7 +198,7 @@ describe("huge inputs through the GitLab provider", () => {
     })
     const run = await runCli(scenario, env)
     const files = await expectSound("1 MB description, cap raised to 2 MiB", run, scenario, fake, [])
-    expect(files.prompt).toMatch(/<mr_description>\nThis paragraph[^]*END-OF-DESCRIPTION\n+<\/mr_description>/)
+    expect(files.prompt).toMatch(/<mr_description>\nThis paragraph[\s\S]*END-OF-DESCRIPTION\n+<\/mr_description>/)
     expect(files.plan.clipped).toEqual([])
     expect(run.record!.notes.filter((note) => note.startsWith("description:"))).toEqual([])
   }, 120_000)

@@ -1,15 +1,15 @@
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
+import { type Finding, type InjectionAttempt, parseFindings, renderReviewXml } from "@opencode-reviewer/core"
+import { findingsReply, type RecordedRequest, type Reply, toolCall } from "@opencode-reviewer/testkit"
 import { afterEach, describe, expect, test } from "vitest"
-import { parseFindings, renderReviewXml, type Finding, type InjectionAttempt } from "@opencode-reviewer/core"
-import { findingsReply, toolCall, type RecordedRequest, type Reply } from "@opencode-reviewer/testkit"
 import {
   cleanUp,
   gitlabScenario as harnessScenario,
   judge,
-  specialists,
   type Scenario,
   type ScenarioOptions,
+  specialists,
 } from "./harness"
 
 // Prompt-injection detection end to end: the real opencode binary, the scripted model, the GitLab

@@ -1,16 +1,16 @@
-import { describe, expect, onTestFinished, test } from "vitest"
 import {
   createOpencodeSandbox,
   createTempRepo,
   lengthReply,
+  type ModelServer,
   rateLimitReply,
   runOpencode,
   startModelServer,
   statusReply,
   text,
   toolCall,
-  type ModelServer,
 } from "@opencode-reviewer/testkit"
+import { describe, expect, onTestFinished, test } from "vitest"
 
 // The scripted model server (packages/testkit) as the real opencode binary sees it: what a fake is
 // worth is what its real client makes of it. The server's own unit tests are beside it.

@@ -1,19 +1,19 @@
-import { mkdir, mkdtemp, readFile, readdir, rm } from "node:fs/promises"
+import { mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises"
 import { homedir, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { afterAll, beforeAll, describe, expect, test } from "vitest"
+import type { ReviewRecord } from "@opencode-reviewer/core"
 import {
   createOpencodeSandbox,
   gitEnv,
+  type OpencodeSandbox,
   runOpencode,
   text,
   toolCall,
-  type OpencodeSandbox,
 } from "@opencode-reviewer/testkit"
-import type { ReviewRecord } from "@opencode-reviewer/core"
+import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { cleanUp, createScenario, sqlFinding } from "./harness"
-import { startLocalRegistry, type LocalRegistry } from "./npm-registry"
+import { type LocalRegistry, startLocalRegistry } from "./npm-registry"
 
 // The published package, proven the way a pipeline uses it: `bun run pack` builds the tarball, a
 // local registry serves it as the published version, and `bunx opencode-reviewer@<version>` runs

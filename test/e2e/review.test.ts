@@ -1,27 +1,25 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterEach, describe, expect, test } from "vitest"
-import { main } from "opencode-reviewer"
 import type { ReviewRecord } from "@opencode-reviewer/core"
 import {
   hangReply,
   lengthReply,
+  type ModelServer,
   rateLimitReply,
   statusReply,
-  type ModelServer,
-  type RecordedRequest,
-  type Reply,
   type TempRepo,
 } from "@opencode-reviewer/testkit"
+import { main } from "opencode-reviewer"
+import { afterEach, describe, expect, test } from "vitest"
 import {
   cleanUp,
   cleanups,
   createScenario,
   judge,
-  specialists,
-  type Run as ScenarioRun,
   type ScenarioOptions,
+  type Run as ScenarioRun,
+  specialists,
 } from "./harness"
 
 // `opencode-reviewer review` end to end: the CLI plans, runs the real opencode binary with the

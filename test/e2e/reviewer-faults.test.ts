@@ -1,23 +1,23 @@
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
-import { afterEach, describe, expect, test } from "vitest"
 import {
   findingsReply,
+  type RecordedRequest,
+  type Reply,
   rateLimitReply,
   resetReply,
   stallReply,
-  type RecordedRequest,
-  type Reply,
 } from "@opencode-reviewer/testkit"
+import { afterEach, describe, expect, test } from "vitest"
 import {
   cleanUp,
   gitlabScenario,
+  type Run,
+  type Scenario,
   specialists,
   sqlFinding,
   summaryNotes,
   threads,
-  type Run,
-  type Scenario,
 } from "./harness"
 
 // A reviewer's model stream failing mid-review, end to end: the real opencode binary, the scripted

@@ -1,34 +1,32 @@
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest"
 import {
   anonymousMergeRequest,
+  type ConfigInput,
   loadPrompts,
+  type PromptLibrary,
   planReview,
+  type ReviewPlan,
   resolveConfig,
   silentLogger,
-  type ConfigInput,
-  type PromptLibrary,
-  type ReviewPlan,
 } from "@opencode-reviewer/core"
 import {
   createOpencodeSandbox,
   createTempRepo,
-  runOpencode,
-  type OpencodeSandbox,
-  type TempRepo,
-} from "@opencode-reviewer/testkit"
-import {
   findingsReply,
-  startModelServer,
-  statusReply,
-  text,
-  toolCall,
   type ModelServer,
+  type OpencodeSandbox,
   type RecordedRequest,
   type Reply,
+  runOpencode,
+  startModelServer,
+  statusReply,
+  type TempRepo,
+  text,
+  toolCall,
 } from "@opencode-reviewer/testkit"
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest"
 import type { SpawnMetadata } from "../../packages/runtime/src/runtime"
 
 // The runtime plugin inside the real opencode binary: the coordinator's spawn_reviewers call runs

@@ -2,19 +2,19 @@ import { randomBytes } from "node:crypto"
 import { readdirSync, readFileSync } from "node:fs"
 import { readFile, writeFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
+import { findingsReply, type GitlabFake, type RecordedRequest, statusReply, toolCall } from "@opencode-reviewer/testkit"
 import { afterEach, describe, expect, test } from "vitest"
-import { findingsReply, statusReply, toolCall, type GitlabFake, type RecordedRequest } from "@opencode-reviewer/testkit"
 import {
   botNotes,
+  type CliRun,
   cleanUp,
   descendantsOf,
   gitlabScenario,
   judge,
   runCli,
+  type Scenario,
   specialists,
   sqlFinding,
-  type CliRun,
-  type Scenario,
 } from "./harness"
 
 // "GITLAB_TOKEN, CI_JOB_TOKEN and every other CI credential appear in no OpenCode process's

@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, test } from "vitest"
 import { findingsReply, type ModelServer, type RecordedRequest } from "@opencode-reviewer/testkit"
+import { afterEach, describe, expect, test } from "vitest"
 import { cleanUp, cleanups, createScenario } from "./harness"
 
 // The organisation's standards end to end: read from the target branch (or a URL), injected into

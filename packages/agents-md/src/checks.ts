@@ -1,5 +1,5 @@
 import type { Finding } from "@opencode-reviewer/core"
-import { scanMarkdown, type ScannedFile, type ScannedLine } from "./markdown"
+import { type ScannedFile, type ScannedLine, scanMarkdown } from "./markdown"
 
 // Deterministic AGENTS.md checks (docs/design-numbers.md#agentsmd-reviewer): generic filler, files
 // over 200 lines, tools named with no runnable command. Pure functions over a file's text. Each

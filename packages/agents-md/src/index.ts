@@ -1,6 +1,6 @@
 export { category, checkAgentsMd, fillerPhraseOf, fillerPhrases, maxLines, tools } from "./checks"
-export { scanMarkdown, type ScannedFile, type ScannedLine } from "./markdown"
-export { agentsMdPlugin, checkChangedFiles, reviewerName, type AgentsMdPluginOptions } from "./plugin"
+export { type ScannedFile, type ScannedLine, scanMarkdown } from "./markdown"
+export { type AgentsMdPluginOptions, agentsMdPlugin, checkChangedFiles, reviewerName } from "./plugin"
 export {
   capText,
   codeFindingsForCoordinator,
@@ -10,4 +10,4 @@ export {
   repositorySection,
   templateSection,
 } from "./sections"
-export { fetchTemplate, TemplateFetchError, templateDefaults, type TemplateFetchOptions } from "./template"
+export { fetchTemplate, TemplateFetchError, type TemplateFetchOptions, templateDefaults } from "./template"

@@ -1,5 +1,5 @@
+import { type DiffFile, parseDiff } from "@opencode-reviewer/core"
 import { describe, expect, test } from "vitest"
-import { parseDiff, type DiffFile } from "@opencode-reviewer/core"
 import { projectMechanics, restructureRenames } from "./mechanics"
 
 // projectMechanics: which project mechanics a change touches, at the significance levels of

@@ -1,4 +1,4 @@
-import { isLockfile, mechanicsKindOf, type DiffFile, type Mechanic, type MechanicsKind } from "@opencode-reviewer/core"
+import { type DiffFile, isLockfile, type Mechanic, type MechanicsKind, mechanicsKindOf } from "@opencode-reviewer/core"
 
 // What the change does to how the project is installed, built, tested or run: the facts the
 // agents-md reviewer starts from. Core only classifies paths (it decides whether this reviewer runs).

@@ -1,17 +1,17 @@
 import { readFileSync } from "node:fs"
-import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import {
   assembleConfig,
-  parseDiff,
-  runLifecycle,
-  silentLogger,
   type Change,
   type Contributions,
   type Logger,
   type PlanView,
+  parseDiff,
   type ReviewPlugin,
+  runLifecycle,
+  silentLogger,
 } from "@opencode-reviewer/core"
-import { agentsMdPlugin, checkChangedFiles, type AgentsMdPluginOptions } from "./plugin"
+import { afterAll, beforeAll, describe, expect, test } from "vitest"
+import { type AgentsMdPluginOptions, agentsMdPlugin, checkChangedFiles } from "./plugin"
 
 const fixture = (name: string) => readFileSync(new URL(`./__fixtures__/${name}`, import.meta.url), "utf8")
 const filler = fixture("filler.md")

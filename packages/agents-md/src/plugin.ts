@@ -1,12 +1,12 @@
 import {
+  type Change,
   coordinatorName,
   describe,
-  isAgentsFile,
-  parseDiff,
-  type Change,
   type Finding,
+  isAgentsFile,
   type Logger,
   type PlanView,
+  parseDiff,
   type ReviewPlugin,
 } from "@opencode-reviewer/core"
 import { checkAgentsMd } from "./checks"

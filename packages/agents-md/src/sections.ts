@@ -1,11 +1,11 @@
 import {
-  isAgentsFile,
-  sanitizeUntrusted,
   type Finding,
+  isAgentsFile,
   type PlanView,
   type PromptSection,
+  sanitizeUntrusted,
 } from "@opencode-reviewer/core"
-import { projectMechanics, type MechanicsChange, type Significance } from "./mechanics"
+import { type MechanicsChange, projectMechanics, type Significance } from "./mechanics"
 
 // The prompt sections this plugin injects. Every string that can come from the merge request (file
 // names, AGENTS.md lines quoted in findings) goes through sanitizeUntrusted; the repository's

@@ -3,7 +3,7 @@
 // the plugin turns that failure into a warning and the review goes on without it. The bounded GET
 // itself is core's fetchText; this file is the template's policy on top of it.
 
-import { fetchText, type FetchTextOptions } from "@opencode-reviewer/core/plugin/fetch-text"
+import { type FetchTextOptions, fetchText } from "@opencode-reviewer/core/plugin/fetch-text"
 
 /** Limits of one template fetch. */
 export interface TemplateFetchOptions {

@@ -7,13 +7,13 @@ import { access, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { isAbsolute, join } from "node:path"
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
-import * as z from "zod"
 import { mergeDuplicates } from "@opencode-reviewer/core/judge/decision"
-import type { Finding } from "@opencode-reviewer/core/model/finding"
 import { parseReview } from "@opencode-reviewer/core/judge/findings-xml"
 import { parsePlanFacts } from "@opencode-reviewer/core/judge/review-record"
+import type { Finding } from "@opencode-reviewer/core/model/finding"
 import { holdVariable, tools, workDirVariable, workFiles } from "@opencode-reviewer/core/protocol/names"
-import { submissionText, type Submission } from "@opencode-reviewer/core/protocol/submission"
+import { type Submission, submissionText } from "@opencode-reviewer/core/protocol/submission"
+import * as z from "zod"
 import packageJson from "../package.json" with { type: "json" }
 
 /** The tool's name; OpenCode exposes it to the model as `<server>_submit_review`. */

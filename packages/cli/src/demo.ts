@@ -1,20 +1,20 @@
 import { cp, mkdtemp, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
+import { renderReviewXml, submitReviewTool, tools } from "@opencode-reviewer/core"
 import {
   createTempRepo,
   findingsReply,
-  startModelServer,
-  text,
-  toolCall,
   type ModelServer,
   type RecordedRequest,
   type Reply,
+  startModelServer,
+  text,
+  toolCall,
 } from "@opencode-reviewer/testkit"
-import { renderReviewXml, submitReviewTool, tools } from "@opencode-reviewer/core"
+import { findAssets } from "./assets"
 import type { Flags, Io } from "./main"
 import { prepare } from "./main"
-import { findAssets } from "./assets"
 import { finishReview, runReview } from "./review"
 
 const demoDir = findAssets().demoDir

@@ -1,2 +1,2 @@
-export { main, type Io } from "./main"
+export { type Io, main } from "./main"
 export { renderPlan } from "./render"

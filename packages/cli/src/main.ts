@@ -1,32 +1,34 @@
 import { existsSync } from "node:fs"
 import { mkdir, readFile, writeFile } from "node:fs/promises"
 import { join, relative, resolve } from "node:path"
+import { pathToFileURL } from "node:url"
 import { parseArgs } from "node:util"
+import { agentsMdPlugin } from "@opencode-reviewer/agents-md"
 import {
+  applyModelEnv,
+  atOrAbove,
+  type Change,
+  ChangeReadError,
+  type Config,
+  type ConfigResult,
+  type Contributions,
+  Decision,
+  holdVariable,
+  type Logger,
   loadPrompts,
   parseConfigText,
   planJson,
   planReview,
-  applyModelEnv,
-  atOrAbove,
-  ChangeReadError,
-  Decision,
-  resolveConfig,
-  reviewIncomplete,
-  holdVariable,
-  tools,
-  workDirVariable,
-  type Change,
-  type Config,
-  type ConfigResult,
-  type Contributions,
-  type Logger,
   type ReviewPlan,
   type ReviewPlugin,
+  resolveConfig,
+  reviewIncomplete,
+  tools,
   type VcsProvider,
+  workDirVariable,
 } from "@opencode-reviewer/core"
-import type pino from "pino"
-import { pathToFileURL } from "node:url"
+import { gatewayPlugin } from "@opencode-reviewer/gateway"
+import { createGitlabProvider, isMergeRequestPipeline } from "@opencode-reviewer/gitlab"
 import {
   createGit,
   createLocalProvider,
@@ -35,20 +37,18 @@ import {
   readCommitFile,
   readCommitHeads,
 } from "@opencode-reviewer/local"
-import { createGitlabProvider, isMergeRequestPipeline } from "@opencode-reviewer/gitlab"
 import { reviewerConfigPlugin } from "@opencode-reviewer/reviewer-config"
-import { gatewayPlugin } from "@opencode-reviewer/gateway"
 import { standardsPlugin } from "@opencode-reviewer/standards"
-import { agentsMdPlugin } from "@opencode-reviewer/agents-md"
 import { createTracing } from "@opencode-reviewer/tracing"
+import type pino from "pino"
+import packageJson from "../package.json" with { type: "json" }
+import { findAssets } from "./assets"
 import { CliUsageError, exitCodeFor, formatError, ReviewIncompleteError } from "./errors"
 import { commandHelp, mainHelp } from "./help"
 import { createLogger } from "./log"
+import { observeReview } from "./observe"
 import { renderPlan } from "./render"
 import { clearReviewOutputs, finishEmptyReview, finishReview, reportFailure, runReview } from "./review"
-import { observeReview } from "./observe"
-import { findAssets } from "./assets"
-import packageJson from "../package.json" with { type: "json" }
 
 /** The process boundary: everything main may touch of the outside world. */
 export interface Io {

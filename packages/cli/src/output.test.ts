@@ -2,8 +2,8 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { createTempRepo, gitEnv, type TempRepo } from "@opencode-reviewer/testkit"
+import { afterAll, beforeAll, describe, expect, test } from "vitest"
 
 // The real bin file, run by the Bun that runs the tests: what `bunx opencode-reviewer` executes (and
 // what packages/cli/scripts/pack.ts bundles into lib/cli.js).

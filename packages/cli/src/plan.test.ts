@@ -1,9 +1,9 @@
-import { chmod, cp, mkdtemp, readFile, readdir, rm, stat, utimes, writeFile } from "node:fs/promises"
+import { chmod, cp, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises"
+import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
-import { createRequire } from "node:module"
-import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { createTempRepo, gitEnv, type TempRepo } from "@opencode-reviewer/testkit"
+import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import { main } from "./main"
 
 interface PlanOutput {

@@ -2,48 +2,47 @@ import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs"
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
 import {
+  buildReviewRecord,
+  type Config,
+  type CoordinatorResult,
   childEnv,
   describeAttempt,
   findOpencodeBinary,
-  opencodeHomeEnv,
-  prepareOpencodeHome,
-  ReviewError,
-  runCoordinator,
-  buildReviewRecord,
-  writeReports,
-  reportFiles,
-  parseProgressLine,
-  parseSpawnMetadata,
-  plural,
-  providerOf,
-  submitReviewTool,
-  tools,
-  workDirVariable,
-  workFiles,
-  type ReviewerOutcome,
-  type SpawnMetadata,
   missingProviderKeys,
-  providerKeyVariables,
+  opencodeHomeEnv,
   ProviderKeyMissingError,
-  Finding,
   parsePlanFacts,
+  parseProgressLine,
   parseReview,
+  parseSpawnMetadata,
   parseSubmission,
+  plural,
+  prepareOpencodeHome,
   priceOf,
-  type Config,
-  type CoordinatorResult,
+  providerKeyVariables,
+  providerOf,
   type Review,
+  ReviewError,
+  type ReviewerOutcome,
   type ReviewRecord,
   type RunEvent,
+  reportFiles,
+  runCoordinator,
+  type SpawnMetadata,
   type Submission,
+  submitReviewTool,
   tallyUsage,
+  tools,
   type UsageItem,
+  workDirVariable,
+  workFiles,
+  writeReports,
 } from "@opencode-reviewer/core"
-import type { Io, Prepared } from "./main"
-import { publishLocal } from "@opencode-reviewer/local"
 import { describePublishResult, type PublishResult } from "@opencode-reviewer/gitlab"
+import { publishLocal } from "@opencode-reviewer/local"
 import { otelPassThrough } from "@opencode-reviewer/tracing"
 import packageJson from "../package.json" with { type: "json" }
+import type { Io, Prepared } from "./main"
 
 /** What the coordinator run produced, before it becomes review.json. */
 export interface CoordinatorOutcome {
@@ -166,27 +165,30 @@ export async function runReview(prepared: Prepared, io: Io): Promise<Coordinator
 
   const tail = tailProgress(join(plan.workDir, workFiles.progress), io)
   await rm(tail.file, { force: true })
-  const result = await runCoordinator({
-    binary: findOpencodeBinary(io.env, import.meta.url),
-    repoDir: prepared.repoDir,
-    title: `opencode-reviewer: ${prepared.change.mergeRequest.title}`.slice(0, 120),
-    prompt: new Uint8Array(await readFile(plan.promptFile)),
-    config: plan.assembly.config,
-    configFile: plan.configFile,
-    models: coordinator.models,
-    env,
-    coordinatorMinutes: config.limits.coordinatorMinutes,
-    heartbeatSeconds: config.limits.heartbeatSeconds,
-    log: log.child({ stage: "coordinator" }),
-    onEvent: (event) => progress(event, io, tail.seen()),
-    stopWhen: (event) =>
-      event.type === "tool_use" && event.part?.tool === submitReviewTool && existsSync(submissionFile),
-    shouldStop: () => existsSync(submissionFile),
-    onProgress: (line) => io.stderr(`review: ${line}\n`),
-  }).finally(async () => {
+  let result: Awaited<ReturnType<typeof runCoordinator>>
+  try {
+    result = await runCoordinator({
+      binary: findOpencodeBinary(io.env, import.meta.url),
+      repoDir: prepared.repoDir,
+      title: `opencode-reviewer: ${prepared.change.mergeRequest.title}`.slice(0, 120),
+      prompt: new Uint8Array(await readFile(plan.promptFile)),
+      config: plan.assembly.config,
+      configFile: plan.configFile,
+      models: coordinator.models,
+      env,
+      coordinatorMinutes: config.limits.coordinatorMinutes,
+      heartbeatSeconds: config.limits.heartbeatSeconds,
+      log: log.child({ stage: "coordinator" }),
+      onEvent: (event) => progress(event, io, tail.seen()),
+      stopWhen: (event) =>
+        event.type === "tool_use" && event.part?.tool === submitReviewTool && existsSync(submissionFile),
+      shouldStop: () => existsSync(submissionFile),
+      onProgress: (line) => io.stderr(`review: ${line}\n`),
+    })
+  } finally {
     tail.stop()
     await auth.release()
-  })
+  }
   const submission = await readSubmission(submissionFile)
   const durationMs = Math.round(performance.now() - started)
   if (!result.ok && submission === null) {
@@ -456,7 +458,10 @@ function tailProgress(file: string, io: Io): { file: string; seen(): boolean; st
   const timer = setInterval(read, 200)
   return {
     file,
-    seen: () => (read(), lines > 0),
+    seen: () => {
+      read()
+      return lines > 0
+    },
     stop() {
       clearInterval(timer)
       read()

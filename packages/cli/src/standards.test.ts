@@ -1,8 +1,8 @@
 import { mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterEach, describe, expect, test } from "vitest"
 import { createTempRepo, gitEnv, type TempRepo } from "@opencode-reviewer/testkit"
+import { afterEach, describe, expect, test } from "vitest"
 import { main } from "./main"
 
 // `plan` over real temp repositories: the standards the compliance reviewer gets are the target

@@ -1,3 +1,3 @@
-export * from "./providers"
 export * from "./chains"
 export * from "./plugin"
+export * from "./providers"

@@ -1,11 +1,11 @@
 import {
   assembleConfig,
-  OpencodeConfig,
-  runLifecycle,
-  silentLogger,
   type Contributions,
   type Logger,
+  OpencodeConfig,
   type PlanView,
+  runLifecycle,
+  silentLogger,
 } from "@opencode-reviewer/core"
 import { describe, expect, test } from "vitest"
 import { gatewayPlugin } from "./plugin"

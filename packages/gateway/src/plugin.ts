@@ -1,6 +1,6 @@
 import type { PlanView, ReviewPlugin } from "@opencode-reviewer/core"
 import { sameFamily } from "./chains"
-import { gatewayProviders, type GatewaySettings, type ProviderTimeouts } from "./providers"
+import { type GatewaySettings, gatewayProviders, type ProviderTimeouts } from "./providers"
 
 /** What the CLI passes to the "gateway" plugin. */
 export interface GatewayPluginOptions {

@@ -1,7 +1,7 @@
-import { describe, expect, test } from "vitest"
-import { anonymousUserId, gatewayProviders, metadataHeader } from "./providers"
-import { defaultChains, familyOf, sameFamily } from "./chains"
 import { defaults } from "@opencode-reviewer/core"
+import { describe, expect, test } from "vitest"
+import { defaultChains, familyOf, sameFamily } from "./chains"
+import { anonymousUserId, gatewayProviders, metadataHeader } from "./providers"
 
 const gateway = { baseURL: "https://gw.example.com/v1/acct/gw/", apiKeyEnv: "GATEWAY_KEY", userId: "alice.smith" }
 

@@ -1,5 +1,5 @@
-import { providerOf } from "@opencode-reviewer/core"
 import { createHash } from "node:crypto"
+import { providerOf } from "@opencode-reviewer/core"
 import * as z from "zod"
 
 /** An OpenCode provider block as it goes into opencode.json (`provider.<id>`). */

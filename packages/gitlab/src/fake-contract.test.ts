@@ -1,9 +1,9 @@
 import { GitbeakerRequestError, GitbeakerRetryError, Gitlab } from "@gitbeaker/rest"
 import {
   createTempRepo,
-  startGitlabFake,
   type GitlabFake,
   type GitlabFakeOptions,
+  startGitlabFake,
   type TempRepo,
 } from "@opencode-reviewer/testkit"
 import { afterAll, beforeAll, describe, expect, onTestFinished, test, vi } from "vitest"

@@ -1,5 +1,5 @@
 import { Gitlab } from "@gitbeaker/rest"
-import { silentLogger, type Logger } from "@opencode-reviewer/core"
+import { type Logger, silentLogger } from "@opencode-reviewer/core"
 import { ApiDiffFile } from "./api-diff"
 import {
   ApiApprovals,
@@ -8,10 +8,10 @@ import {
   ApiReviewer,
   ApiTreeEntry,
   ApiUser,
+  type Discussion,
   parseDiscussions,
   parseList,
   parseOne,
-  type Discussion,
 } from "./api-schemas"
 import { GitlabRequestError } from "./errors"
 import type { TextPosition } from "./position"

@@ -1,14 +1,14 @@
-import { afterEach, beforeEach, describe, expect, test } from "vitest"
 import { buildReviewRecord, type Finding, type ReviewFinding, type ReviewRecord } from "@opencode-reviewer/core"
 import {
   createTempRepo,
-  startGitlabFake,
   type GitlabFake,
   type GitlabFakeOptions,
+  startGitlabFake,
   type TempRepo,
 } from "@opencode-reviewer/testkit"
-import { createGitlabProvider, type GitlabChange, type GitlabProviderOptions } from "./gitlab-provider"
+import { afterEach, beforeEach, describe, expect, test } from "vitest"
 import { GitlabAuthError } from "./errors"
+import { createGitlabProvider, type GitlabChange, type GitlabProviderOptions } from "./gitlab-provider"
 
 // Every test runs the provider through real HTTP against the testkit's GitLab fake, over a real
 // git repository: main holds the base, feature the change.

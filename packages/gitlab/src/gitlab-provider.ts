@@ -1,8 +1,6 @@
 import {
-  ChangeReadError,
-  parseDiff,
-  silentLogger,
   type Change,
+  ChangeReadError,
   type DiffFile,
   type Logger,
   type MergeRequestComment,
@@ -10,19 +8,21 @@ import {
   type PreviousReview,
   type PreviousThread,
   type PublishOptions,
+  parseDiff,
   type ReviewRecord,
+  silentLogger,
   type VcsProvider,
 } from "@opencode-reviewer/core"
-import { assembleDiff, unlistedFiles, type AssembledDiff, type UnreviewedFile } from "./api-diff"
+import { type AssembledDiff, assembleDiff, type UnreviewedFile, unlistedFiles } from "./api-diff"
 import type { ApiMergeRequest, ApiNote, ApiUser, Discussion } from "./api-schemas"
-import { readCiContext, rejectedTokenHint, type CiContext, type Environment } from "./ci-context"
+import { botThreads, threadResolved } from "./bot-threads"
+import { type CiContext, type Environment, readCiContext, rejectedTokenHint } from "./ci-context"
 import { GitlabAuthError, GitlabRequestError } from "./errors"
 import { createGitlabClient, type GitlabClient } from "./gitlab-client"
-import { botThreads, threadResolved } from "./bot-threads"
 import { markerIn, markers, stripMarkers } from "./markers"
 import type { DiffRefs } from "./position"
 import { readPreviousFindings } from "./previous-threads"
-import { publishFailure, publishReview, type PublishResult } from "./publisher"
+import { type PublishResult, publishFailure, publishReview } from "./publisher"
 import { createRequester } from "./requester"
 
 /** What the CLI hands the GitLab provider. Nothing here reads `process.env`: `env` is the CLI's. */

@@ -1,13 +1,14 @@
+export type { UnreviewedFile } from "./api-diff"
+export { type CiContext, type Environment, isMergeRequestPipeline, readCiContext } from "./ci-context"
+export { GitlabAuthError, GitlabContextError, GitlabRequestError, GitlabResponseError } from "./errors"
 export {
-  createGitlabProvider,
   type BreakGlass,
+  createGitlabProvider,
   type GitlabChange,
   type GitlabProvider,
   type GitlabProviderOptions,
 } from "./gitlab-provider"
-export { describePublishResult, type ApprovalOutcome, type PublishResult, type ThreadRef } from "./publisher"
-export { isMergeRequestPipeline, readCiContext, type CiContext, type Environment } from "./ci-context"
-export { GitlabAuthError, GitlabContextError, GitlabRequestError, GitlabResponseError } from "./errors"
+export { type ApprovalOutcome, describePublishResult, type PublishResult, type ThreadRef } from "./publisher"
 export {
   createRequester,
   type GitlabRequest,
@@ -15,4 +16,3 @@ export {
   type GitlabResponse,
   type RequesterOptions,
 } from "./requester"
-export type { UnreviewedFile } from "./api-diff"

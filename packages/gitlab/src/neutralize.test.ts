@@ -1,5 +1,5 @@
-import { describe, expect, test } from "vitest"
 import { removeInvisible } from "@opencode-reviewer/core"
+import { describe, expect, test } from "vitest"
 import { hiddenMarker, neutralizeForGitlab, readMarker } from "./neutralize"
 
 // Gitlab::QuickActions::Extractor: after deleting every "\r", a command is "/" + name at column 0.

@@ -157,7 +157,7 @@ function openFence(line: string): Fence | null {
 
 function closesFence(line: string, fence: Fence): boolean {
   const marker = fenceCloser.exec(line)?.[1]
-  return marker !== undefined && marker.startsWith(fence.char) && marker.length >= fence.length
+  return marker?.startsWith(fence.char) === true && marker.length >= fence.length
 }
 
 function dedent(line: string, indent: number): string {

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { parseDiff, type DiffFile } from "@opencode-reviewer/core"
+import { type DiffFile, parseDiff } from "@opencode-reviewer/core"
 import { createTempRepo, type TempRepo } from "@opencode-reviewer/testkit"
+import { afterAll, beforeAll, describe, expect, test } from "vitest"
+import { type ApiDiffFile, assembleDiff, quote } from "./api-diff"
 import { anchorFinding } from "./position"
-import { assembleDiff, quote, type ApiDiffFile } from "./api-diff"
 
 const refs = { baseSha: "b".repeat(40), startSha: "s".repeat(40), headSha: "h".repeat(40) }
 const lines = (count: number, prefix: string) =>

@@ -1,7 +1,7 @@
-import { traceLine, type DiffFile, type PreviousFinding } from "@opencode-reviewer/core"
+import { type DiffFile, type PreviousFinding, traceLine } from "@opencode-reviewer/core"
 import type { ApiNote, ApiUser, Discussion } from "./api-schemas"
 import { botThreads, threadResolved, threadSeverity } from "./bot-threads"
-import { decodeAnchor, markerIn, markers, stripMarkers, type Anchor } from "./markers"
+import { type Anchor, decodeAnchor, markerIn, markers, stripMarkers } from "./markers"
 
 /** Reads a file at a commit (local git first, then the API); null when it is not there or cannot be read. */
 export type ReadFileAt = (sha: string, path: string) => Promise<string | null>

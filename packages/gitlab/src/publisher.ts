@@ -8,14 +8,14 @@ import {
   type Severity,
 } from "@opencode-reviewer/core"
 import type { ApiMergeRequest, ApiNote, ApiUser, Discussion } from "./api-schemas"
+import { botThreads, threadResolved, threadSeverity } from "./bot-threads"
 import type { CiContext } from "./ci-context"
 import { GitlabRequestError } from "./errors"
 import type { GitlabClient } from "./gitlab-client"
-import { botThreads, threadResolved, threadSeverity } from "./bot-threads"
 import type { ReadState } from "./gitlab-provider"
 import { encodeAnchor, markerIn, markers, prepareBody } from "./markers"
 import { anchorFinding, type DiffRefs } from "./position"
-import { renderFailureSummary, renderSummary, renderThread, type InlineFinding } from "./summary"
+import { type InlineFinding, renderFailureSummary, renderSummary, renderThread } from "./summary"
 
 /** A finding's inline thread and the finding it carries. */
 export interface ThreadRef {
@@ -187,7 +187,10 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
       if (thread.severity !== null && compareSeverity(finding.severity, thread.severity) < 0) {
         const reopened = await reopen(thread.discussion, finding, thread.fingerprint, thread.severity).then(
           () => true,
-          (error: unknown) => (warn(`could not reopen thread ${thread.discussion.id}`, error), false),
+          (error: unknown) => {
+            warn(`could not reopen thread ${thread.discussion.id}`, error)
+            return false
+          },
         )
         inline.push({ finding, thread: reopened ? "reopened" : "resolved" })
         if (reopened) result.threads.reopened.push(ref)
@@ -629,7 +632,7 @@ async function requestChanges(
 
 function projectPathOf(mergeRequest: ApiMergeRequest, context: CiContext): string | null {
   const full = mergeRequest.references?.full
-  if (full && full.includes("!")) return full.slice(0, full.lastIndexOf("!"))
+  if (full?.includes("!")) return full.slice(0, full.lastIndexOf("!"))
   const url = mergeRequest.web_url
   const match = url ? /^https?:\/\/[^/]+\/(.+?)\/-\/merge_requests\/\d+/.exec(url) : null
   if (match?.[1]) {

@@ -1,5 +1,5 @@
+import { createTempRepo, type GitlabFake, startGitlabFake, type TempRepo } from "@opencode-reviewer/testkit"
 import { afterEach, beforeEach, describe, expect, test } from "vitest"
-import { createTempRepo, startGitlabFake, type GitlabFake, type TempRepo } from "@opencode-reviewer/testkit"
 import { createGitlabProvider, type GitlabProviderOptions } from "./gitlab-provider"
 
 // Change.readHeadFile on GitLab: the checkout's git at the head sha when it has it, else the

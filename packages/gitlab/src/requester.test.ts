@@ -1,7 +1,7 @@
-import { afterEach, describe, expect, test } from "vitest"
 import { Gitlab } from "@gitbeaker/rest"
-import { createRequester, encodeQuery, serverDelay } from "./requester"
+import { afterEach, describe, expect, test } from "vitest"
 import { GitlabRequestError } from "./errors"
+import { createRequester, encodeQuery, serverDelay } from "./requester"
 
 // A tiny real HTTP server whose answers the test scripts: a stored-notes list, plus a queue of
 // failures to serve before (or after) storing.

@@ -1,5 +1,5 @@
-import { silentLogger, type Logger } from "@opencode-reviewer/core"
 import type { Gitlab } from "@gitbeaker/rest"
+import { type Logger, silentLogger } from "@opencode-reviewer/core"
 import { GitlabRequestError } from "./errors"
 
 /** HTTP methods the GitLab API uses. */
@@ -170,7 +170,7 @@ export function createRequester(options: RequesterOptions): GitlabRequester {
     const timeout = AbortSignal.timeout(timeoutMs)
     const signal = input.signal ? AbortSignal.any([input.signal, timeout]) : timeout
     const headers: Record<string, string> = { ...input.headers, "private-token": options.token }
-    let body: RequestInit["body"] = undefined
+    let body: RequestInit["body"]
     if (input.form !== undefined) body = input.form
     else if (input.json !== undefined) {
       body = JSON.stringify(input.json)
@@ -248,10 +248,18 @@ export function encodeQuery(params: Record<string, unknown> | undefined): string
   const parts: string[] = []
   const add = (key: string, value: unknown) => {
     if (value === undefined) return
-    if (Array.isArray(value)) return value.forEach((item) => add(`${key}[]`, item))
-    if (value instanceof Date)
-      return parts.push(`${encodeURIComponent(key)}=${encodeURIComponent(value.toISOString())}`)
-    if (isPlainObject(value)) return Object.entries(value).forEach(([inner, item]) => add(`${key}[${inner}]`, item))
+    if (Array.isArray(value)) {
+      for (const item of value) add(`${key}[]`, item)
+      return
+    }
+    if (value instanceof Date) {
+      parts.push(`${encodeURIComponent(key)}=${encodeURIComponent(value.toISOString())}`)
+      return
+    }
+    if (isPlainObject(value)) {
+      for (const [inner, item] of Object.entries(value)) add(`${key}[${inner}]`, item)
+      return
+    }
     parts.push(`${encodeURIComponent(key)}=${encodeURIComponent(value === null ? "" : String(value))}`)
   }
   for (const [key, value] of Object.entries(decamelizeKeys(params) as Record<string, unknown>)) add(key, value)

@@ -1,5 +1,5 @@
-import { describe, expect, test } from "vitest"
 import type { ReviewFinding, ReviewRecord } from "@opencode-reviewer/core"
+import { describe, expect, test } from "vitest"
 import { renderSummary, renderThread, type SummaryInput } from "./summary"
 
 const finding = (over: Partial<ReviewFinding> = {}): ReviewFinding => ({

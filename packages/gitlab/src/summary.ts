@@ -1,16 +1,16 @@
+import type { Decision, ReviewFinding, ReviewRecord, Severity } from "@opencode-reviewer/core"
 import {
   countFindings,
-  reviewIncomplete,
   findingLocation,
   formatDuration,
   formatNumber,
   inlineCode,
   oneLine,
   plural,
+  reviewIncomplete,
   reviewUsageTotal,
   severityOrder,
 } from "@opencode-reviewer/core"
-import type { Decision, ReviewFinding, ReviewRecord, Severity } from "@opencode-reviewer/core"
 import type { UnreviewedFile } from "./api-diff"
 
 /** A finding shown as an inline thread, with what happened to its thread. */

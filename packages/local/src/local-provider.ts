@@ -1,8 +1,8 @@
 import { copyFile, lstat, mkdtemp, rm, stat, utimes } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { isAbsolute, join, relative, resolve } from "node:path"
+import { anonymousMergeRequest, type Change, ChangeReadError, type VcsProvider } from "@opencode-reviewer/core"
 import pLimit from "p-limit"
-import { anonymousMergeRequest, ChangeReadError, type Change, type VcsProvider } from "@opencode-reviewer/core"
 import { createGit, type Git } from "./git"
 
 /** How to pick the change in a local repository. */

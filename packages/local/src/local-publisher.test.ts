@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { buildReviewRecord, ReviewRecord, type PlanFacts, type ReviewRecordInput } from "@opencode-reviewer/core"
+import { buildReviewRecord, type PlanFacts, ReviewRecord, type ReviewRecordInput } from "@opencode-reviewer/core"
 import { afterEach, beforeEach, describe, expect, test } from "vitest"
 import { publishLocal } from "./local-publisher"
 

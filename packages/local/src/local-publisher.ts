@@ -1,18 +1,18 @@
+import { mkdir, writeFile } from "node:fs/promises"
+import { join, resolve } from "node:path"
+import type { Decision, ReviewRecord, Severity } from "@opencode-reviewer/core"
 import {
   countFindings,
-  reviewIncomplete,
   findingLocation,
   formatDuration,
   formatNumber,
   inlineCode,
   oneLine,
   plural,
+  reviewIncomplete,
   reviewUsageTotal,
   severityOrder,
 } from "@opencode-reviewer/core"
-import { mkdir, writeFile } from "node:fs/promises"
-import { join, resolve } from "node:path"
-import type { Decision, ReviewRecord, Severity } from "@opencode-reviewer/core"
 
 /** Where the local reports go and how the terminal summary is printed. */
 export interface LocalPublishOptions {

@@ -1,7 +1,7 @@
 import { symlink } from "node:fs/promises"
 import { join } from "node:path"
-import { afterEach, beforeEach, describe, expect, test } from "vitest"
 import { createTempRepo, gitEnv, type TempRepo } from "@opencode-reviewer/testkit"
+import { afterEach, beforeEach, describe, expect, test } from "vitest"
 import { createLocalProvider } from "./local-provider"
 import { createPatchProvider } from "./patch-provider"
 

@@ -1,4 +1,4 @@
-import { fetchText, redactUrl, type FetchTextOptions } from "@opencode-reviewer/core/plugin/fetch-text"
+import { type FetchTextOptions, fetchText, redactUrl } from "@opencode-reviewer/core/plugin/fetch-text"
 import { parseReviewerConfig, type ReviewerConfigDocument } from "./document"
 
 /** How to fetch the document: an injectable fetch, a timeout covering headers and body, a caller's abort. */

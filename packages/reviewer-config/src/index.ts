@@ -1,4 +1,4 @@
+export * from "./apply"
 export * from "./document"
 export * from "./fetch"
-export * from "./apply"
 export * from "./reviewer-config"

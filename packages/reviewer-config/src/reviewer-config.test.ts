@@ -1,10 +1,10 @@
 import {
   assembleConfig,
-  runLifecycle,
-  silentLogger,
   type Contributions,
   type Logger,
   type PlanView,
+  runLifecycle,
+  silentLogger,
 } from "@opencode-reviewer/core"
 import { afterAll, beforeEach, describe, expect, test } from "vitest"
 import { fetchReviewerConfig } from "./fetch"

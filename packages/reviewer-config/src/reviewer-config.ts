@@ -1,6 +1,6 @@
 import type { ConfigureContext, OpencodeConfig, PlanView, ReviewPlugin } from "@opencode-reviewer/core"
 import { applyReviewerConfig } from "./apply"
-import { fetchReviewerConfig, type FetchOptions } from "./fetch"
+import { type FetchOptions, fetchReviewerConfig } from "./fetch"
 
 /** What the CLI passes: the document URL, the agents' planned chains, and fetch knobs for tests. */
 export interface ReviewerConfigPluginOptions {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest"
-import { createBreakers, selectModel, type BreakerEvent } from "./breaker"
+import { type BreakerEvent, createBreakers, selectModel } from "./breaker"
 
 const setup = (failures = 3, cooldownMs = 120_000) => {
   let now = 0

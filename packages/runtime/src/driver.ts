@@ -1,5 +1,5 @@
-import { addTokens, noTokens, type TokenCounts } from "@opencode-reviewer/core/model/usage"
 import { splitModelId } from "@opencode-reviewer/core/model/model-id"
+import { addTokens, noTokens, type TokenCounts } from "@opencode-reviewer/core/model/usage"
 import { isSessionError, type SessionError } from "@opencode-reviewer/core/run/provider-errors"
 import { ChildSessionRequestError } from "./errors"
 import { readStatus, type SessionSignal } from "./events"

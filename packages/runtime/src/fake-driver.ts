@@ -1,6 +1,6 @@
 import type { SessionError } from "@opencode-reviewer/core/run/provider-errors"
 import type { Clock } from "./clock"
-import { noTokens, type AssistantReply, type SessionDriver, type Tokens } from "./driver"
+import { type AssistantReply, noTokens, type SessionDriver, type Tokens } from "./driver"
 import type { SessionSignal } from "./events"
 
 /** What a scripted model does with one prompt. */

@@ -1,37 +1,38 @@
 // The runtime package's public surface. OpenCode loads ./plugin.ts (function exports only); this
 // file is for tests and tools that need the pieces.
-export {
-  createBreakers,
-  selectModel,
-  type BreakerEvent,
-  type BreakerOptions,
-  type Breakers,
-  type BreakerState,
-  type ModelChoice,
-} from "./breaker"
+
 export {
   classifyError,
   describeError,
-  isSessionError,
   type ErrorKind,
   type ErrorVerdict,
+  isSessionError,
   type SessionError,
 } from "@opencode-reviewer/core/run/provider-errors"
-export { createManualClock, systemClock, type Clock, type ManualClock } from "./clock"
 export {
+  type BreakerEvent,
+  type BreakerOptions,
+  type BreakerState,
+  type Breakers,
+  createBreakers,
+  type ModelChoice,
+  selectModel,
+} from "./breaker"
+export { type Clock, createManualClock, type ManualClock, systemClock } from "./clock"
+export {
+  type AssistantReply,
   addTokens,
   createClientDriver,
   noTokens,
   readReply,
-  splitModel,
-  type AssistantReply,
   type SessionClient,
   type SessionDriver,
+  splitModel,
   type Tokens,
 } from "./driver"
 export { ChildSessionRequestError } from "./errors"
-export { readEvent, readStatus, type RetryStatus, type SessionSignal } from "./events"
-export { askForCorrection, askForShorterAnswer, briefReviewer, type Briefing } from "./instructions"
+export { type RetryStatus, readEvent, readStatus, type SessionSignal } from "./events"
+export { askForCorrection, askForShorterAnswer, type Briefing, briefReviewer } from "./instructions"
 export {
   createSessionMonitor,
   type SessionMonitor,
@@ -41,31 +42,31 @@ export {
   type TurnWatch,
 } from "./monitor"
 export {
+  type LimitsMs,
   limitsInMs,
+  type PlanRead,
   parsePlan,
-  readPlanFile,
   RuntimeAgent,
   RuntimeLimits,
   RuntimePlan,
-  type LimitsMs,
-  type PlanRead,
+  readPlanFile,
 } from "./plan-file"
-export { outputLimits, renderFailure, renderResults, type RenderedResults, type RenderOptions } from "./render"
+export { ReviewRuntime } from "./plugin"
+export { outputLimits, type RenderedResults, type RenderOptions, renderFailure, renderResults } from "./render"
 export {
   createRuntimeHooks,
   logService,
   planTasks,
-  sentinelFile,
   type RuntimeOptions,
   type SpawnArgs,
   type SpawnMetadata,
+  sentinelFile,
 } from "./runtime"
 export {
-  runReviewers,
   type FindingsParse,
   type ReviewerOutcome,
   type ReviewerTask,
   type RunOptions,
+  runReviewers,
   type SchedulerLimits,
 } from "./scheduler"
-export { ReviewRuntime } from "./plugin"

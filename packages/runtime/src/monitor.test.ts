@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest"
 import { createManualClock } from "./clock"
-import { noTokens, type AssistantReply, type SessionDriver } from "./driver"
+import { type AssistantReply, noTokens, type SessionDriver } from "./driver"
 import type { SessionSignal } from "./events"
 import { createSessionMonitor, type TurnEnd } from "./monitor"
 

@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
-import type * as z from "zod"
 import { defaults } from "@opencode-reviewer/core/config/config"
 import { workDirVariable, workFiles } from "@opencode-reviewer/core/protocol/names"
 import { PlanFile, PlanFileAgent, PlanFileLimits } from "@opencode-reviewer/core/protocol/plan-file"
+import type * as z from "zod"
 
 /** One agent of plan.json as the runtime reads it (the protocol's schema). */
 export const RuntimeAgent = PlanFileAgent

@@ -25,7 +25,7 @@ export const ReviewRuntime: Plugin = async (input) => {
           async execute() {
             return {
               title: "spawn_reviewers could not run",
-              output: `<reviewer_results status="error"><error>${escape(error)}</error></reviewer_results>`,
+              output: `<reviewer_results status="error"><error>${escapeXmlText(error)}</error></reviewer_results>`,
               metadata: { plan: null, error, reviewers: [], cut: 0, durationMs: 0 },
             }
           },
@@ -36,6 +36,6 @@ export const ReviewRuntime: Plugin = async (input) => {
   }
 }
 
-function escape(text: string): string {
+function escapeXmlText(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
 }

@@ -1,6 +1,6 @@
-import { describe, expect, test } from "vitest"
 import { parseFindings } from "@opencode-reviewer/core/judge/findings-xml"
 import type { Finding } from "@opencode-reviewer/core/model/finding"
+import { describe, expect, test } from "vitest"
 import { noTokens } from "./driver"
 import { renderFailure, renderResults } from "./render"
 import type { ReviewerOutcome } from "./scheduler"

@@ -1,5 +1,5 @@
-import { compareSeverity, type Finding } from "@opencode-reviewer/core/model/finding"
 import { renderFindingsXml } from "@opencode-reviewer/core/judge/findings-xml"
+import { compareSeverity, type Finding } from "@opencode-reviewer/core/model/finding"
 import { escapeAttribute, escapeXml } from "@opencode-reviewer/core/prompt/sanitize"
 import type { ReviewerOutcome } from "./scheduler"
 

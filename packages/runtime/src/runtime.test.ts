@@ -1,15 +1,15 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterEach, beforeEach, describe, expect, test } from "vitest"
 import type { PluginInput } from "@opencode-ai/plugin"
+import { defaults } from "@opencode-reviewer/core/config/config"
+import { afterEach, beforeEach, describe, expect, test } from "vitest"
 import { createBreakers } from "./breaker"
 import { systemClock } from "./clock"
 import { createFakeDriver, type FakeBehaviour, type FakePrompt } from "./fake-driver"
 import { briefReviewer } from "./instructions"
 import { readPlanFile } from "./plan-file"
-import { defaults } from "@opencode-reviewer/core/config/config"
-import { createRuntimeHooks, sentinelFile, type SpawnMetadata } from "./runtime"
+import { createRuntimeHooks, type SpawnMetadata, sentinelFile } from "./runtime"
 
 let workDir: string
 beforeEach(async () => {

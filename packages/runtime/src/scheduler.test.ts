@@ -1,10 +1,10 @@
-import { describe, expect, test } from "vitest"
 import { parseFindings } from "@opencode-reviewer/core/judge/findings-xml"
-import { createBreakers, type Breakers } from "./breaker"
+import { describe, expect, test } from "vitest"
+import { type Breakers, createBreakers } from "./breaker"
 import { createManualClock, type ManualClock } from "./clock"
 import { createFakeDriver, type FakeBehaviour, type FakePrompt } from "./fake-driver"
 import { createSessionMonitor } from "./monitor"
-import { runReviewers, type ReviewerOutcome, type ReviewerTask, type SchedulerLimits } from "./scheduler"
+import { type ReviewerOutcome, type ReviewerTask, runReviewers, type SchedulerLimits } from "./scheduler"
 
 const minute = 60_000
 const defaults: SchedulerLimits = { concurrency: 7, overallMs: 25 * minute, idleMs: 60_000, retryBudgetMs: 2 * minute }

@@ -1,10 +1,10 @@
-import pLimit from "p-limit"
 import type { Finding } from "@opencode-reviewer/core/model/finding"
 import type { ReviewerOutcome } from "@opencode-reviewer/core/protocol/spawn-metadata"
-import { selectModel, type Breakers } from "./breaker"
 import { classifyError, describeError, type SessionError } from "@opencode-reviewer/core/run/provider-errors"
+import pLimit from "p-limit"
+import { type Breakers, selectModel } from "./breaker"
 import type { Clock } from "./clock"
-import { addTokens, noTokens, type AssistantReply, type SessionDriver, type Tokens } from "./driver"
+import { type AssistantReply, addTokens, noTokens, type SessionDriver, type Tokens } from "./driver"
 import { askForCorrection, askForShorterAnswer } from "./instructions"
 import type { SessionMonitor, StopReason, TurnEnd, TurnWatch } from "./monitor"
 

@@ -1,10 +1,10 @@
 // Standards documents come through core's bounded fetch; what is standards-specific is the types it
 // asks for (Markdown first, JSON for an index) and its defaults.
 import {
-  fetchText as fetchBounded,
-  fetchTextDefaults,
   type FetchTextOptions,
   type FetchTextResult,
+  fetchText as fetchBounded,
+  fetchTextDefaults,
 } from "@opencode-reviewer/core/plugin/fetch-text"
 
 export { redactUrl } from "@opencode-reviewer/core/plugin/fetch-text"

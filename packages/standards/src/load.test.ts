@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
-import { loadDocuments, type LoadOptions } from "./load"
+import { type LoadOptions, loadDocuments } from "./load"
 
 // Real HTTP servers on 127.0.0.1 and real folders; nothing about the network is faked.
 

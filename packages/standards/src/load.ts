@@ -1,7 +1,7 @@
 import { lstat, readdir, readFile } from "node:fs/promises"
 import { basename, isAbsolute, join, relative, resolve, sep } from "node:path"
 import * as z from "zod"
-import { fetchText, redactUrl, type FetchOptions } from "./fetch"
+import { type FetchOptions, fetchText, redactUrl } from "./fetch"
 
 /** One markdown document as read from its source. */
 export interface SourceDocument {

@@ -1,4 +1,4 @@
-import { compileGlobs, escapeAttribute, sanitizeUntrusted, type PromptSection } from "@opencode-reviewer/core"
+import { compileGlobs, escapeAttribute, type PromptSection, sanitizeUntrusted } from "@opencode-reviewer/core"
 import type { Standard } from "./document"
 
 /** Which standards go into the prompt, which stay out for size, and which do not apply. */

@@ -1,9 +1,9 @@
-import { mkdtemp, readFile, readdir, rm } from "node:fs/promises"
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { assembleConfig, type Contributions, type PlanView, runLifecycle, silentLogger } from "@opencode-reviewer/core"
 import { afterEach, describe, expect, test } from "vitest"
-import { assembleConfig, runLifecycle, silentLogger, type Contributions, type PlanView } from "@opencode-reviewer/core"
-import { standardsPlugin, type StandardsPluginOptions } from "./standards-plugin"
+import { type StandardsPluginOptions, standardsPlugin } from "./standards-plugin"
 
 // The plugin through core's real lifecycle and assembler: what ends up in each agent's prompt.
 

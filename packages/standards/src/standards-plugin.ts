@@ -1,16 +1,16 @@
 import { mkdir, rm, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import {
-  coordinatorName,
   type ConfigureContext,
+  coordinatorName,
   type Logger,
   type PlanView,
   type ReviewPlugin,
 } from "@opencode-reviewer/core"
 import { parseStandards, type Standard } from "./document"
 import { redactUrl } from "./fetch"
-import { loadDocuments, type LoadOptions, type LoadResult } from "./load"
-import { selectStandards, standardsOrder, type RenderedStandard } from "./select"
+import { type LoadOptions, type LoadResult, loadDocuments } from "./load"
+import { type RenderedStandard, selectStandards, standardsOrder } from "./select"
 
 /** What the CLI passes: config `standards`, the trusted side of the VCS provider, and limits. */
 export interface StandardsPluginOptions extends Omit<LoadOptions, "signal"> {

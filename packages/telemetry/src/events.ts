@@ -1,8 +1,8 @@
-import * as z from "zod"
-import { Decision } from "@opencode-reviewer/core/model/finding"
 import type { ReviewRecord } from "@opencode-reviewer/core/judge/review-record"
+import { Decision } from "@opencode-reviewer/core/model/finding"
 import { UsageEntry } from "@opencode-reviewer/core/model/usage"
 import { Tier } from "@opencode-reviewer/core/plan/risk"
+import * as z from "zod"
 
 // Every schema is a plain (stripping) z.object: a field nobody listed here — a prompt, a diff, a
 // token someone spread into an event by mistake — never reaches the tracker endpoint.

@@ -1,8 +1,8 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterEach, describe, expect, test } from "vitest"
 import type { ReviewRecord } from "@opencode-reviewer/core/judge/review-record"
+import { afterEach, describe, expect, test } from "vitest"
 import { sampleRecord } from "./__fixtures__/review-record"
 import { createMetrics, metricNames, pushgatewayPath } from "./metrics"
 
@@ -67,7 +67,7 @@ function parseExposition(text: string): { samples: Sample[]; types: Map<string, 
   return { samples, types, errors }
 }
 
-function valueOf(samples: Sample[], sampleName: string, labels: Record<string, string> = {}): number | undefined {
+function sampleValue(samples: Sample[], sampleName: string, labels: Record<string, string> = {}): number | undefined {
   const keys = Object.keys(labels)
   return samples.find(
     (sample) =>
@@ -125,32 +125,32 @@ describe("metrics text", () => {
     expect(errors).toEqual([])
     expect(types.get(metricNames.reviews)).toBe("counter")
     expect(types.get(metricNames.duration)).toBe("histogram")
-    expect(valueOf(samples, metricNames.reviews, { decision: "minor_issues", tier: "full" })).toBe(1)
-    expect(valueOf(samples, metricNames.findings, { reviewer: "security", severity: "warning" })).toBe(2)
-    expect(valueOf(samples, metricNames.findings, { reviewer: "code-quality", severity: "suggestion" })).toBe(1)
-    expect(valueOf(samples, metricNames.findings, { reviewer: "performance", severity: "critical" })).toBe(1)
+    expect(sampleValue(samples, metricNames.reviews, { decision: "minor_issues", tier: "full" })).toBe(1)
+    expect(sampleValue(samples, metricNames.findings, { reviewer: "security", severity: "warning" })).toBe(2)
+    expect(sampleValue(samples, metricNames.findings, { reviewer: "code-quality", severity: "suggestion" })).toBe(1)
+    expect(sampleValue(samples, metricNames.findings, { reviewer: "performance", severity: "critical" })).toBe(1)
     expect(samples.filter((sample) => sample.name === metricNames.findings)).toHaveLength(3)
-    expect(valueOf(samples, metricNames.agentTokens, { agent: "review_coordinator", kind: "input" })).toBe(12000)
-    expect(valueOf(samples, metricNames.agentTokens, { agent: "review_coordinator", kind: "output" })).toBe(1800)
-    expect(valueOf(samples, metricNames.agentTokens, { agent: "security", kind: "cache_read" })).toBe(15000)
-    expect(valueOf(samples, metricNames.agentTokens, { agent: "security", kind: "cache_write" })).toBe(1200)
-    expect(valueOf(samples, metricNames.modelTokens, { model: "anthropic/claude-opus-4-7", kind: "cache_read" })).toBe(
-      40000,
-    )
-    expect(valueOf(samples, metricNames.modelTokens, { model: "anthropic/claude-sonnet-4-6", kind: "input" })).toBe(
+    expect(sampleValue(samples, metricNames.agentTokens, { agent: "review_coordinator", kind: "input" })).toBe(12000)
+    expect(sampleValue(samples, metricNames.agentTokens, { agent: "review_coordinator", kind: "output" })).toBe(1800)
+    expect(sampleValue(samples, metricNames.agentTokens, { agent: "security", kind: "cache_read" })).toBe(15000)
+    expect(sampleValue(samples, metricNames.agentTokens, { agent: "security", kind: "cache_write" })).toBe(1200)
+    expect(
+      sampleValue(samples, metricNames.modelTokens, { model: "anthropic/claude-opus-4-7", kind: "cache_read" }),
+    ).toBe(40000)
+    expect(sampleValue(samples, metricNames.modelTokens, { model: "anthropic/claude-sonnet-4-6", kind: "input" })).toBe(
       8000,
     )
-    expect(valueOf(samples, metricNames.agentCost, { agent: "review_coordinator" })).toBe(0.75)
-    expect(valueOf(samples, metricNames.modelCost, { model: "anthropic/claude-sonnet-4-6" })).toBe(0.25)
-    expect(valueOf(samples, `${metricNames.duration}_count`, { tier: "full" })).toBe(1)
-    expect(valueOf(samples, `${metricNames.duration}_sum`, { tier: "full" })).toBe(219)
-    expect(valueOf(samples, `${metricNames.duration}_bucket`, { tier: "full", le: "180" })).toBe(0)
-    expect(valueOf(samples, `${metricNames.duration}_bucket`, { tier: "full", le: "240" })).toBe(1)
-    expect(valueOf(samples, `${metricNames.duration}_bucket`, { tier: "full", le: "+Inf" })).toBe(1)
-    expect(valueOf(samples, `${metricNames.reviewCost}_sum`, { tier: "full" })).toBe(1)
-    expect(valueOf(samples, metricNames.breakGlass)).toBe(1)
-    expect(valueOf(samples, metricNames.injection)).toBe(0)
-    expect(valueOf(samples, metricNames.reviewerFailures, { reviewer: "documentation" })).toBe(1)
+    expect(sampleValue(samples, metricNames.agentCost, { agent: "review_coordinator" })).toBe(0.75)
+    expect(sampleValue(samples, metricNames.modelCost, { model: "anthropic/claude-sonnet-4-6" })).toBe(0.25)
+    expect(sampleValue(samples, `${metricNames.duration}_count`, { tier: "full" })).toBe(1)
+    expect(sampleValue(samples, `${metricNames.duration}_sum`, { tier: "full" })).toBe(219)
+    expect(sampleValue(samples, `${metricNames.duration}_bucket`, { tier: "full", le: "180" })).toBe(0)
+    expect(sampleValue(samples, `${metricNames.duration}_bucket`, { tier: "full", le: "240" })).toBe(1)
+    expect(sampleValue(samples, `${metricNames.duration}_bucket`, { tier: "full", le: "+Inf" })).toBe(1)
+    expect(sampleValue(samples, `${metricNames.reviewCost}_sum`, { tier: "full" })).toBe(1)
+    expect(sampleValue(samples, metricNames.breakGlass)).toBe(1)
+    expect(sampleValue(samples, metricNames.injection)).toBe(0)
+    expect(sampleValue(samples, metricNames.reviewerFailures, { reviewer: "documentation" })).toBe(1)
   })
 
   test("batches several reviews into the same series", async () => {
@@ -167,11 +167,11 @@ describe("metrics text", () => {
     })
     const { samples, errors } = parseExposition(await metrics.text())
     expect(errors).toEqual([])
-    expect(valueOf(samples, metricNames.reviews, { decision: "minor_issues", tier: "full" })).toBe(2)
-    expect(valueOf(samples, metricNames.reviews, { decision: "approved", tier: "trivial" })).toBe(1)
-    expect(valueOf(samples, metricNames.findings, { reviewer: "security", severity: "warning" })).toBe(4)
-    expect(valueOf(samples, metricNames.breakGlass)).toBe(2)
-    expect(valueOf(samples, metricNames.agentCost, { agent: "security" })).toBe(0.75)
+    expect(sampleValue(samples, metricNames.reviews, { decision: "minor_issues", tier: "full" })).toBe(2)
+    expect(sampleValue(samples, metricNames.reviews, { decision: "approved", tier: "trivial" })).toBe(1)
+    expect(sampleValue(samples, metricNames.findings, { reviewer: "security", severity: "warning" })).toBe(4)
+    expect(sampleValue(samples, metricNames.breakGlass)).toBe(2)
+    expect(sampleValue(samples, metricNames.agentCost, { agent: "security" })).toBe(0.75)
   })
 
   test("escapes odd label values, adds default labels and never throws on a bad record", async () => {
@@ -194,8 +194,8 @@ describe("metrics text", () => {
 
     const { samples, errors } = parseExposition(await metrics.text())
     expect(errors).toEqual([])
-    expect(valueOf(samples, metricNames.agentCost, { agent: odd, fleet: "eu-1" })).toBe(0.25)
-    expect(valueOf(samples, metricNames.reviews, { decision: "minor_issues", tier: "full", fleet: "eu-1" })).toBe(1)
+    expect(sampleValue(samples, metricNames.agentCost, { agent: odd, fleet: "eu-1" })).toBe(0.25)
+    expect(sampleValue(samples, metricNames.reviews, { decision: "minor_issues", tier: "full", fleet: "eu-1" })).toBe(1)
     expect(warnings).toEqual([
       "metrics label ignored: invalid name",
       "review record not counted",
@@ -278,7 +278,7 @@ describe("metrics flush", () => {
     expect(written).toBe(await metrics.text())
     const { samples, errors } = parseExposition(written)
     expect(errors).toEqual([])
-    expect(valueOf(samples, metricNames.reviews, { decision: "minor_issues", tier: "full" })).toBe(1)
+    expect(sampleValue(samples, metricNames.reviews, { decision: "minor_issues", tier: "full" })).toBe(1)
   })
 
   test("an unwritable file is reported, and no target at all does nothing", async () => {

@@ -1,8 +1,8 @@
-import type { UsageEntry } from "@opencode-reviewer/core/model/usage"
 import { mkdir, rename, writeFile } from "node:fs/promises"
 import { dirname } from "node:path"
-import { silentLogger, type Logger } from "@opencode-reviewer/core/model/logger"
 import { ReviewRecord } from "@opencode-reviewer/core/judge/review-record"
+import { type Logger, silentLogger } from "@opencode-reviewer/core/model/logger"
+import type { UsageEntry } from "@opencode-reviewer/core/model/usage"
 import { Counter, Histogram, Registry } from "prom-client"
 import type { Fetch } from "./tracker"
 

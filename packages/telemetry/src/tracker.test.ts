@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, test } from "vitest"
 import type { Logger } from "@opencode-reviewer/core/model/logger"
+import { afterEach, describe, expect, test } from "vitest"
 import { sampleRecord } from "./__fixtures__/review-record"
 import { jobEndEvent, type TrackerEvent } from "./events"
 import { createTracker } from "./tracker"

@@ -1,4 +1,4 @@
-import { silentLogger, type Logger } from "@opencode-reviewer/core/model/logger"
+import { type Logger, silentLogger } from "@opencode-reviewer/core/model/logger"
 import { buildPayload, type TrackerEvent, type TrackerPayload } from "./events"
 
 /** The fetch the tracker and the metrics pusher call; the global `fetch` satisfies it. */
@@ -141,7 +141,10 @@ export function createTracker(options: TrackerOptions): Tracker {
     if (reason) request.controller.abort(reason)
     if (outcome === "sent") return
     const data = { type: request.type, seq: request.seq, outcome, ...(error ? { error } : {}) }
-    if (reported) return log.debug(data, "telemetry request not delivered")
+    if (reported) {
+      log.debug(data, "telemetry request not delivered")
+      return
+    }
     reported = true
     log.warn(data, "telemetry request not delivered")
   }

@@ -1,4 +1,4 @@
-import { reason, type Reply } from "./gitlab-fake-http"
+import { type Reply, reason } from "./gitlab-fake-http"
 import type { FakeFailure, GitlabFake } from "./gitlab-fake-types"
 
 // Injected faults, a test tool rather than GitLab behaviour: failNext's rules (a status answered

@@ -1,10 +1,10 @@
 import {
-  getLocation,
-  GraphQLError,
-  Kind,
-  parse,
   type FieldNode,
+  GraphQLError,
+  getLocation,
+  Kind,
   type Location,
+  parse,
   type SelectionSetNode,
   type ValueNode as ValueAstNode,
 } from "graphql"
@@ -320,23 +320,25 @@ function fieldOf(node: FieldNode): Field {
   return {
     alias: node.alias?.value ?? null,
     name: node.name.value,
-    args: Object.fromEntries((node.arguments ?? []).map((argument) => [argument.name.value, valueOf(argument.value)])),
+    args: Object.fromEntries(
+      (node.arguments ?? []).map((argument) => [argument.name.value, argumentValue(argument.value)]),
+    ),
     selection: node.selectionSet ? fieldsOf(node.selectionSet) : null,
     line: start.line,
     column: start.column,
   }
 }
 
-function valueOf(node: ValueAstNode): ValueNode {
+function argumentValue(node: ValueAstNode): ValueNode {
   switch (node.kind) {
     case Kind.VARIABLE:
       return { kind: "variable", name: node.name.value }
     case Kind.LIST:
-      return { kind: "list", items: node.values.map(valueOf) }
+      return { kind: "list", items: node.values.map(argumentValue) }
     case Kind.OBJECT:
       return {
         kind: "object",
-        fields: Object.fromEntries(node.fields.map((field) => [field.name.value, valueOf(field.value)])),
+        fields: Object.fromEntries(node.fields.map((field) => [field.name.value, argumentValue(field.value)])),
       }
     case Kind.INT:
     case Kind.FLOAT:

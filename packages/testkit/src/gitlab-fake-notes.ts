@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto"
-import { appliesToMergeRequest, extractQuickActions, type ExtractedCommand } from "./gitlab-fake-quick-actions"
+import { appliesToMergeRequest, type ExtractedCommand, extractQuickActions } from "./gitlab-fake-quick-actions"
 import type {
   FakeDiscussion,
   FakeNote,
@@ -351,7 +351,7 @@ export function createNotes(world: FakeWorld) {
     const discussion = input.discussion
     // A reply to a resolved thread is stored resolved (Notes::BuildService#new_note).
     const resolvable = input.type !== null
-    const resolved = resolvable && discussion !== null && discussion.resolved
+    const resolved = resolvable && discussion?.resolved === true
     const resolver = resolved ? (discussion?.notes.find((note) => note.resolvedBy)?.resolvedBy ?? input.author) : null
     const note: FakeNote = {
       id,

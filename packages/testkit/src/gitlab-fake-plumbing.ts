@@ -5,11 +5,11 @@ import {
   grapeError,
   json,
   notFound,
-  paginate,
   ParamsError,
-  recordNotFound,
   type ParsedBody,
+  paginate,
   type Reply,
+  recordNotFound,
 } from "./gitlab-fake-http"
 import type { FakeNotes } from "./gitlab-fake-notes"
 import type { Caller, FakeNote, FakeUser } from "./gitlab-fake-types"

@@ -1,4 +1,4 @@
-import { lineCodeForPosition, traceLine, type FakeDiffFile } from "./gitlab-fake-git"
+import { type FakeDiffFile, lineCodeForPosition, traceLine } from "./gitlab-fake-git"
 import { coerceInteger, coerceString } from "./gitlab-fake-http"
 import type { FakePosition, FakeVersion } from "./gitlab-fake-types"
 import type { FakeWorld } from "./gitlab-fake-world"

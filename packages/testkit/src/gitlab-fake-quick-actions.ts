@@ -120,7 +120,7 @@ export function appliesToMergeRequest(name: string): boolean {
   return byName.get(name)?.spec.mergeRequest ?? false
 }
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 }
 
@@ -129,7 +129,7 @@ function commandsRegex(names: string[]): RegExp {
   // Onigmo backtracks through the union either way, so the matched set is the same.
   const union = [...names]
     .sort((a, b) => b.length - a.length)
-    .map(escape)
+    .map(escapeRegExp)
     .join("|")
   return new RegExp(
     [

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto"
 import type { FakeCommit } from "./gitlab-fake-git"
 import type { FakeNotes } from "./gitlab-fake-notes"
 import type { Caller, FakeDiscussion, FakeNote, FakeUser, FakeVersion, FakeVersionFile } from "./gitlab-fake-types"
-import { realSize, type FakeVersions } from "./gitlab-fake-versions"
+import { type FakeVersions, realSize } from "./gitlab-fake-versions"
 import type { FakeWorld } from "./gitlab-fake-world"
 
 // Rendering: the stored state as GitLab's API entities (UserBasic, Note, Discussion, diff, commit,

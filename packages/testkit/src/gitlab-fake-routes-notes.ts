@@ -6,11 +6,11 @@ import {
   grapeError,
   json,
   notFound,
-  recordNotFound,
   type Reply,
+  recordNotFound,
 } from "./gitlab-fake-http"
 import type { FakeNotes } from "./gitlab-fake-notes"
-import { mrPath, rubyInspect, type Context, type FakePlumbing, type Route } from "./gitlab-fake-plumbing"
+import { type Context, type FakePlumbing, mrPath, type Route, rubyInspect } from "./gitlab-fake-plumbing"
 import type { FakePositions } from "./gitlab-fake-positions"
 import { extractQuickActions } from "./gitlab-fake-quick-actions"
 import type { FakeRender } from "./gitlab-fake-render"

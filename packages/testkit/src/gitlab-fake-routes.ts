@@ -9,11 +9,11 @@ import {
   recordNotFound,
   unauthorized,
 } from "./gitlab-fake-http"
-import { labelsIn, type FakeNotes } from "./gitlab-fake-notes"
-import { mrPath, type FakePlumbing, type Route } from "./gitlab-fake-plumbing"
+import { type FakeNotes, labelsIn } from "./gitlab-fake-notes"
+import { type FakePlumbing, mrPath, type Route } from "./gitlab-fake-plumbing"
 import type { FakeRender } from "./gitlab-fake-render"
 import type { FakeUser } from "./gitlab-fake-types"
-import { titleCase, type FakeWorld } from "./gitlab-fake-world"
+import { type FakeWorld, titleCase } from "./gitlab-fake-world"
 
 // Routes of the user, the instance, the project and its repository, and the merge request itself:
 // diffs, commits, versions, reviewers and approvals. The note and discussion routes are in

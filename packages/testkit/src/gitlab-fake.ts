@@ -4,10 +4,10 @@ import {
   grapeError,
   message,
   ParamsError,
-  parseBody,
-  unauthorized,
   type ParsedBody,
+  parseBody,
   type Reply,
+  unauthorized,
 } from "./gitlab-fake-http"
 import { createNotes } from "./gitlab-fake-notes"
 import { createPlumbing, type Route } from "./gitlab-fake-plumbing"

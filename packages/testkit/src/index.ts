@@ -1,36 +1,14 @@
-export { createTempRepo, gitEnv, type TempRepo } from "./repo"
 export {
   createOpencodeSandbox,
   findOpencodeBinary,
-  opencodeVersion,
-  runOpencode,
   type OpencodeRun,
   type OpencodeSandbox,
+  opencodeVersion,
+  runOpencode,
 } from "./opencode"
+export { createTempRepo, gitEnv, type TempRepo } from "./repo"
 export const fakeOpencodePath = new URL("./fake-opencode.ts", import.meta.url).pathname
 export {
-  contextOverflowReply,
-  findingsReply,
-  findingsXml,
-  hangReply,
-  lengthReply,
-  rateLimitReply,
-  resetReply,
-  stallReply,
-  startModelServer,
-  statusReply,
-  text,
-  titleSystemMarker,
-  toolCall,
-  type ModelServer,
-  type ModelServerOptions,
-  type RecordedRequest,
-  type Reply,
-  type ScriptedFinding,
-  type Usage,
-} from "./model-server"
-export {
-  startGitlabFake,
   type FakeApproval,
   type FakeApprovalEvent,
   type FakeCommit,
@@ -51,4 +29,26 @@ export {
   type GitlabFake,
   type GitlabFakeOptions,
   type ReviewerState,
+  startGitlabFake,
 } from "./gitlab-fake"
+export {
+  contextOverflowReply,
+  findingsReply,
+  findingsXml,
+  hangReply,
+  lengthReply,
+  type ModelServer,
+  type ModelServerOptions,
+  type RecordedRequest,
+  type Reply,
+  rateLimitReply,
+  resetReply,
+  type ScriptedFinding,
+  stallReply,
+  startModelServer,
+  statusReply,
+  text,
+  titleSystemMarker,
+  toolCall,
+  type Usage,
+} from "./model-server"

@@ -5,6 +5,7 @@ import {
   findingsXml,
   hangReply,
   lengthReply,
+  type ModelServer,
   rateLimitReply,
   resetReply,
   stallReply,
@@ -13,7 +14,6 @@ import {
   text,
   titleSystemMarker,
   toolCall,
-  type ModelServer,
 } from "./model-server"
 
 async function start(options?: Parameters<typeof startModelServer>[0]): Promise<ModelServer> {

@@ -1,4 +1,4 @@
-import { createServer, type AddressInfo, type Socket } from "node:net"
+import { type AddressInfo, createServer, type Socket } from "node:net"
 
 /**
  * A scripted OpenAI-compatible model server for tests: OpenCode (through @ai-sdk/openai-compatible)

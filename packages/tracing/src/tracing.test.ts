@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, test } from "vitest"
 import type { CoordinatorResult, ReviewRecord } from "@opencode-reviewer/core"
+import { afterEach, describe, expect, test } from "vitest"
 import { Attr } from "./attributes"
 import { otelPassThrough } from "./pass-through"
 import { createTracing } from "./tracing"
@@ -57,7 +57,7 @@ function spansOf(body: unknown): ExportedSpan[] {
         attributes: Object.fromEntries(
           (span.attributes ?? []).map((entry: { key: string; value: Record<string, unknown> }) => [
             entry.key,
-            valueOf(entry.value),
+            attributeValue(entry.value),
           ]),
         ),
       })),
@@ -65,12 +65,12 @@ function spansOf(body: unknown): ExportedSpan[] {
   )
 }
 
-function valueOf(value: Record<string, any>): unknown {
+function attributeValue(value: Record<string, any>): unknown {
   if ("stringValue" in value) return value.stringValue
   if ("boolValue" in value) return value.boolValue
   if ("intValue" in value) return Number(value.intValue)
   if ("doubleValue" in value) return Number(value.doubleValue)
-  if ("arrayValue" in value) return (value.arrayValue.values ?? []).map(valueOf)
+  if ("arrayValue" in value) return (value.arrayValue.values ?? []).map(attributeValue)
   return undefined
 }
 

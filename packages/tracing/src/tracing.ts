@@ -1,25 +1,25 @@
 import { AsyncLocalStorage } from "node:async_hooks"
 import {
-  ROOT_CONTEXT,
-  SpanStatusCode,
-  trace,
+  type CoordinatorResult,
+  parseSpawnMetadata,
+  providerOf,
+  type ReviewRecord,
+  type StepUsage,
+  type TokenCounts,
+  tools,
+} from "@opencode-reviewer/core"
+import {
   type Attributes,
   type Context,
+  ROOT_CONTEXT,
   type Span,
+  SpanStatusCode,
   type Tracer,
+  trace,
 } from "@opentelemetry/api"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { resourceFromAttributes } from "@opentelemetry/resources"
 import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace"
-import {
-  parseSpawnMetadata,
-  providerOf,
-  tools,
-  type TokenCounts,
-  type CoordinatorResult,
-  type ReviewRecord,
-  type StepUsage,
-} from "@opencode-reviewer/core"
 import { Attr } from "./attributes"
 
 /** Where and how to export spans; without `endpoint` tracing is off and nothing touches the network. */

@@ -1,8 +1,8 @@
-import { submitReviewTool, tools } from "../protocol/names"
-import type { Contributions, RecordedAgent } from "../plugin/contributions"
 import { ConfigAssemblyError } from "../model/errors"
-import { builtInAgents, OpencodeConfig, readOnlyTools, type AgentBlock, type Permission } from "./opencode-config"
+import type { Contributions, RecordedAgent } from "../plugin/contributions"
 import type { PermissionRule, PromptSection } from "../plugin/plugin"
+import { submitReviewTool, tools } from "../protocol/names"
+import { type AgentBlock, builtInAgents, OpencodeConfig, type Permission, readOnlyTools } from "./opencode-config"
 
 /** What the assembler needs besides the contributions. */
 export interface AssemblyOptions {

@@ -1,5 +1,5 @@
-import { ModelId } from "../model/model-id"
 import * as z from "zod"
+import { ModelId } from "../model/model-id"
 
 /** Tools a reviewer may use: reading the repository and the work dir, nothing else. */
 export const readOnlyTools = ["read", "glob", "grep", "list"] as const

@@ -4,8 +4,8 @@ import {
   configDocsText,
   docsFile,
   exampleConfig,
-  renderConfigDocs,
   type JsonSchema,
+  renderConfigDocs,
 } from "../../scripts/write-docs"
 import { configJsonSchema, parseConfig, resolveConfig } from "./config"
 

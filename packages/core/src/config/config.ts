@@ -1,7 +1,7 @@
-import { modelIdSchema } from "../model/model-id"
 import * as z from "zod"
-import { Decision, knownCategories } from "../model/finding"
 import { ConfigInvalidError } from "../model/errors"
+import { Decision, knownCategories } from "../model/finding"
+import { modelIdSchema } from "../model/model-id"
 
 /** The specialist reviewers the system knows; config keys and agent names use these spellings. */
 export const ReviewerName = z.enum(knownCategories)

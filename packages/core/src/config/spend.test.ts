@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest"
 import { selectAgents } from "../plan/agents"
-import { parseConfig } from "./config"
 import type { Tier } from "../plan/risk"
+import { parseConfig } from "./config"
 import { capSpend, estimateCost, priceOf } from "./spend"
 
 const signals = { release: [], agentsMd: [], security: [] }

@@ -1,5 +1,5 @@
-import { decisionRank } from "./decision"
 import type { Decision } from "../model/finding"
+import { decisionRank } from "./decision"
 
 /** A planned reviewer that did not finish, with why ("did not run" when it never started). */
 export interface MissingReviewer {

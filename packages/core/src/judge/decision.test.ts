@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest"
-import { atOrAbove, decide, injectionLocations, mergeDuplicates } from "./decision"
 import type { Decision, Finding, Severity } from "../model/finding"
+import { atOrAbove, decide, injectionLocations, mergeDuplicates } from "./decision"
 
 let next = 0
 function finding(severity: Severity, overrides: Partial<Finding> = {}): Finding {

@@ -1,4 +1,4 @@
-import { Decision, compareSeverity, type Finding } from "../model/finding"
+import { compareSeverity, Decision, type Finding } from "../model/finding"
 
 /**
  * The rubric's numbers (docs/design-numbers.md#the-decision), biased toward

@@ -1,6 +1,6 @@
 import { XMLParser, XMLValidator } from "fast-xml-parser"
 import * as z from "zod"
-import { Finding, Severity, normalizeCategory } from "../model/finding"
+import { Finding, normalizeCategory, Severity } from "../model/finding"
 import { escapeAttribute, escapeXml } from "../prompt/sanitize"
 
 /** A specialist's findings, or a short message the model can act on in its one retry. */

@@ -1,6 +1,6 @@
-import { compareSeverity, normalizeCategory, type Finding, type Severity } from "../model/finding"
-import { fixWindowLines } from "./line-trace"
+import { compareSeverity, type Finding, normalizeCategory, type Severity } from "../model/finding"
 import { findingFingerprints } from "./fingerprints"
+import { fixWindowLines } from "./line-trace"
 
 /**
  * One finding of the previous review (one of the bot's inline threads) as the VCS provider read
@@ -89,13 +89,13 @@ export function carryOver(
         previous.filter((entry) => open(entry) && samePlace(entry, finding) && sameMeaning(entry, finding)),
       ),
   ]
-  for (const pass of passes) findings.forEach((finding, index) => claim(index, pass(finding, index)))
+  for (const pass of passes) for (const [index, finding] of findings.entries()) claim(index, pass(finding, index))
 
   const dropped: number[] = []
   const dismissed: PreviousOutcome[] = []
   for (const [index, id] of continues.entries()) {
     const entry = previous.find((candidate) => candidate.id === id)
-    if (!entry || entry.reply?.kind !== "acknowledged" || entry.resolved) continue
+    if (entry?.reply?.kind !== "acknowledged" || entry.resolved) continue
     if (entry.severity && compareSeverity(findings[index]!.severity, entry.severity) < 0) continue
     dropped.push(index)
     dismissed.push({ previous: entry, reason: `accepted as it is by ${entry.reply.by}` })

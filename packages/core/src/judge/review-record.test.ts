@@ -3,9 +3,9 @@ import type { Finding } from "../model/finding"
 import { parseSubmission } from "../protocol/submission"
 import {
   buildReviewRecord,
+  type PlanFacts,
   parsePlanFacts,
   ReviewRecord,
-  type PlanFacts,
   type ReviewRecordInput,
 } from "./review-record"
 

@@ -1,13 +1,13 @@
-import { reviewUsageTotal, ReviewUsage, type UsageEntry } from "../model/usage"
 import * as z from "zod"
+import { type CodeFinding, Decision, Finding, normalizeCategory } from "../model/finding"
+import { ReviewUsage, reviewUsageTotal, type UsageEntry } from "../model/usage"
+import type { UnreadFile } from "../plan/change"
+import { Tier } from "../plan/risk"
+import { PlanFile, PlanFileAgent, PlanFileEntry, type ProtocolRead, parsePlanFile } from "../protocol/plan-file"
 import { assessCoverage, capForCoverage } from "./coverage"
 import { decide, injectionLocations, mergeDuplicates } from "./decision"
-import { CodeFinding, Decision, Finding, normalizeCategory } from "../model/finding"
-import { Review } from "./findings-xml"
-import { parsePlanFile, PlanFile, PlanFileAgent, PlanFileEntry, type ProtocolRead } from "../protocol/plan-file"
+import type { Review } from "./findings-xml"
 import { carryOver, type PreviousFinding } from "./previous-findings"
-import { Tier } from "../plan/risk"
-import type { UnreadFile } from "../plan/change"
 
 /** Whether a finding is new in this review or was already raised by the previous one. */
 export const FindingStatus = z.enum(["new", "persisting"])

@@ -1,4 +1,4 @@
-import { severityOrder, type Severity } from "../model/finding"
+import { type Severity, severityOrder } from "../model/finding"
 
 /** Formatting shared by the review renderers (terminal, markdown, GitLab summary). */
 
@@ -61,6 +61,7 @@ export function reviewIncomplete(record: { coverage: { complete: boolean }; brea
  * pick an emoji's presentation). Global: use with `replace`.
  */
 export const invisibleCharacters =
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: each listed character is matched alone on purpose (U+034F is a combining joiner we strip)
   /[\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFEFF\uFFA0]|[\u{E0000}-\u{E007F}]/gu
 
 /** C0 and C1 controls except tab and line feed (carriage returns are line breaks by then). Global. */

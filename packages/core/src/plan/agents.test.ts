@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest"
-import { selectAgents } from "./agents"
 import { parseConfig } from "../config/config"
+import { selectAgents } from "./agents"
 import type { ChangeSignals } from "./signals"
 
 const none: ChangeSignals = { release: [], agentsMd: [], security: [] }

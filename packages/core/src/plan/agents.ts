@@ -1,6 +1,6 @@
 import type { Config, ModelTier, ReviewerName } from "../config/config"
-import type { ChangeSignals } from "./signals"
 import type { Tier } from "./risk"
+import type { ChangeSignals } from "./signals"
 
 /** The coordinator's agent name; also OpenCode's `default_agent`. */
 export const coordinatorName = "review_coordinator"

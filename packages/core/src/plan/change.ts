@@ -1,5 +1,5 @@
-import type { MergeRequestComment, MergeRequestInfo, PreviousReview } from "../prompt/prompt"
 import type { PreviousFinding, ReviewRecord } from "../judge/review-record"
+import type { MergeRequestComment, MergeRequestInfo, PreviousReview } from "../prompt/prompt"
 
 /** Where a provider's local outputs go and how it talks to the person running it. */
 export interface PublishOptions {

@@ -11,7 +11,7 @@ import {
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { assignPatchFiles, parseDiff, patchFileName, writePatchFiles, type DiffFile, type FileStatus } from "./diff"
+import { assignPatchFiles, type DiffFile, type FileStatus, parseDiff, patchFileName, writePatchFiles } from "./diff"
 
 const root = mkdtempSync(join(tmpdir(), "diff-test-"))
 const repo = join(root, "repo")

@@ -760,8 +760,8 @@ function unquote(text: string, start: number): { value: string; end: number } | 
       continue
     }
     parts.push(text.slice(run, index))
-    const escape = text.charAt(index + 1)
-    if (escape >= "0" && escape <= "7") {
+    const escaped = text.charAt(index + 1)
+    if (escaped >= "0" && escaped <= "7") {
       let value = 0
       let digits = 0
       while (digits < 3 && index + 1 + digits < text.length) {
@@ -775,7 +775,7 @@ function unquote(text: string, start: number): { value: string; end: number } | 
       run = index
       continue
     }
-    const mapped = ESCAPES[escape]
+    const mapped = ESCAPES[escaped]
     if (mapped === undefined) return null
     parts.push(mapped)
     index += 2

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest"
-import { parseDiff, type DiffFile } from "./diff"
+import { type DiffFile, parseDiff } from "./diff"
 import { createNoiseFilter, headFromDiff, isGenerated } from "./noise"
 import { readSignals } from "./signals"
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest"
-import { parseDiff, type DiffFile } from "./diff"
+import { type DiffFile, parseDiff } from "./diff"
 import { isAgentsFile, mechanicsKindOf, readSignals } from "./signals"
 
 // Which files make the agents-md reviewer run (readSignals): AGENTS.md files and project mechanics.
@@ -8,20 +8,11 @@ function added(path: string, lines: string[]): DiffFile {
   const text = `diff --git a/${path} b/${path}\nnew file mode 100644\nindex 0000000..1111111\n--- /dev/null\n+++ b/${path}\n@@ -0,0 +1,${lines.length} @@\n${lines.map((line) => `+${line}`).join("\n")}\n`
   return parseDiff(text).files[0]!
 }
-function deleted(path: string): DiffFile {
-  return parseDiff(
-    `diff --git a/${path} b/${path}\ndeleted file mode 100644\nindex 1111111..0000000\n--- a/${path}\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n`,
-  ).files[0]!
-}
 function edited(path: string, removed: string[], addedLines: string[]): DiffFile {
   const body = [...removed.map((line) => `-${line}`), ...addedLines.map((line) => `+${line}`)].join("\n")
   return parseDiff(
     `diff --git a/${path} b/${path}\nindex 1111111..2222222 100644\n--- a/${path}\n+++ b/${path}\n@@ -1,${removed.length} +1,${addedLines.length} @@\n${body}\n`,
   ).files[0]!
-}
-function renamed(from: string, to: string): DiffFile {
-  return parseDiff(`diff --git a/${from} b/${to}\nsimilarity index 100%\nrename from ${from}\nrename to ${to}\n`)
-    .files[0]!
 }
 
 describe("path classification", () => {

@@ -1,3 +1,5 @@
+import { CodeFinding, Finding, normalizeCategory } from "../model/finding"
+import type { Logger } from "../model/logger"
 import { modelIdPattern } from "../model/model-id"
 import type {
   AgentContribution,
@@ -7,8 +9,6 @@ import type {
   PlanView,
   PromptSection,
 } from "./plugin"
-import { CodeFinding, Finding, normalizeCategory } from "../model/finding"
-import type { Logger } from "../model/logger"
 
 /** An agent as recorded: who added it and whether it is the coordinator. */
 export interface RecordedAgent extends AgentContribution {

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "vitest"
 import { assembleConfig } from "../assemble/assemble"
-import type { Contributions } from "./contributions"
+import { type OpencodeConfig, readOnlyProblem } from "../assemble/opencode-config"
 import { PluginConfigureError } from "../model/errors"
+import { type Logger, silentLogger } from "../model/logger"
+import type { Contributions } from "./contributions"
 import { runLifecycle } from "./lifecycle"
-import { silentLogger, type Logger } from "../model/logger"
-import { readOnlyProblem, type OpencodeConfig } from "../assemble/opencode-config"
 import type { PlanView, ReviewPlugin } from "./plugin"
 
 const plan: PlanView = { repoDir: "/repo", workDir: "/work", tier: "full", files: [], agents: [], diff: [] }

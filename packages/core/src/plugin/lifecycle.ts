@@ -1,8 +1,8 @@
-import { createConfigureContext, emptyContributions, mergeContributions, type Contributions } from "./contributions"
-import type { CodeFinding } from "../model/finding"
-import { describe, PluginConfigureError } from "../model/errors"
-import type { Logger } from "../model/logger"
 import type { OpencodeConfig } from "../assemble/opencode-config"
+import { describe, PluginConfigureError } from "../model/errors"
+import type { CodeFinding } from "../model/finding"
+import type { Logger } from "../model/logger"
+import { type Contributions, createConfigureContext, emptyContributions, mergeContributions } from "./contributions"
 import type { PlanView, ReviewPlugin } from "./plugin"
 
 /** What the lifecycle needs from its caller. */

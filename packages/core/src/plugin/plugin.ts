@@ -1,8 +1,8 @@
+import type { OpencodeConfig } from "../assemble/opencode-config"
 import type { Finding } from "../model/finding"
 import type { Logger } from "../model/logger"
-import type { OpencodeConfig } from "../assemble/opencode-config"
-import type { Tier } from "../plan/risk"
 import type { DiffFile } from "../plan/diff"
+import type { Tier } from "../plan/risk"
 
 /** What a plugin may know about the change and the plan while it runs (read-only). */
 export interface PlanView {

@@ -6,8 +6,8 @@ import {
   detectInstructions,
   diffAttemptLimits,
   excerptLength,
-  syntaxOf,
   type InstructionRule,
+  syntaxOf,
 } from "./injection"
 
 // Honest text that mentions systems, approval and prompt injection without trying to steer anyone.

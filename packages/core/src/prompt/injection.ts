@@ -177,10 +177,7 @@ const patterns: [InstructionRule, RegExp][] = [
   ],
   [
     "mode-switch",
-    new RegExp(
-      String.raw`\b(?<hit>you\s+are\s+now\s+(?:in\s+)?(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,2}mode\b|you\s+are\s+now\s+an?\s+(?:[\w-]+\s+){0,2}(?:ai|assistant|reviewer|approver|bot|model|agent)\b|(?:enter|switch\s+to|activate|enable)\s+(?:dan|jailbreak|god|unrestricted|auto-?approve|approval|no-?review)\s+mode\b)`,
-      "gimd",
-    ),
+    /\b(?<hit>you\s+are\s+now\s+(?:in\s+)?(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,2}mode\b|you\s+are\s+now\s+an?\s+(?:[\w-]+\s+){0,2}(?:ai|assistant|reviewer|approver|bot|model|agent)\b|(?:enter|switch\s+to|activate|enable)\s+(?:dan|jailbreak|god|unrestricted|auto-?approve|approval|no-?review)\s+mode\b)/dgim,
   ],
   [
     "empty-findings",
@@ -196,7 +193,7 @@ const headerForm = String.raw`(?:\[\s*(?:system|assistant|ai|llm|bot|inst|instru
 // What may come before a header on its line: list, quote and heading marks, comment openers and
 // tags ("</mr_description> SYSTEM: …").
 const decoration = String.raw`[ \t>*\-+|!#/]*(?:(?:<!--|<[^<>\n]{0,80}>)[ \t>*\-+|!#/]*)*`
-const headerAtStart = new RegExp(String.raw`^${decoration}(?<header>${headerForm})`, "id")
+const headerAtStart = new RegExp(`^${decoration}(?<header>${headerForm})`, "id")
 const headerAfterComment = new RegExp(String.raw`(?:\/\/|\/\*|#|--|<!--)${decoration}(?<header>${headerForm})`, "id")
 // A heading that stands alone ("### Instruction"): its order is on the next non-empty line.
 const bareHeading =

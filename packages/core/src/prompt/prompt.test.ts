@@ -5,10 +5,10 @@ import {
   buildPrompts,
   clipLongLines,
   fileListName,
-  promptLimits,
-  readTool,
   type PromptFile,
   type PromptInput,
+  promptLimits,
+  readTool,
 } from "./prompt"
 
 const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "" })

@@ -225,7 +225,7 @@ export function buildPrompts(input: PromptInput): Prompts {
       `<filtered_file path="${attr(`filtered file ${index + 1} path`, file.path)}" reason="${escapeAttribute(file.reason)}"/>`,
   )
   const listed = selectListed(input.files, fileLines, limits)
-  const listedFiltered = input.filtered.length > limits.listedFiltered ? limits.listedFiltered : input.filtered.length
+  const listedFiltered = Math.min(input.filtered.length, limits.listedFiltered)
   const filesCut = listed.length < input.files.length
   const listCut = filesCut || listedFiltered < input.filtered.length
   const files = [

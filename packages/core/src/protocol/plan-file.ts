@@ -1,7 +1,7 @@
 import * as z from "zod"
 import { CodeFinding } from "../model/finding"
-import { Tier } from "../plan/risk"
 import { ModelId } from "../model/model-id"
+import { Tier } from "../plan/risk"
 import { workFiles } from "./names"
 
 /** One file of the change as plan.json records it (the `plan --json` entry). */

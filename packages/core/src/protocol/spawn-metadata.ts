@@ -1,7 +1,7 @@
 import * as z from "zod"
 import { Finding } from "../model/finding"
 import { TokenCounts } from "../model/usage"
-import { parseProtocolJson, type ProtocolRead } from "./plan-file"
+import { type ProtocolRead, parseProtocolJson } from "./plan-file"
 
 /** What happened to one reviewer: the runtime's outcome, carried whole in the tool's metadata. */
 export const ReviewerOutcome = z.object({

@@ -1,7 +1,7 @@
 import * as z from "zod"
 import { Review } from "../judge/findings-xml"
-import { parseProtocolJson, type ProtocolRead } from "./plan-file"
 import { workFiles } from "./names"
+import { type ProtocolRead, parseProtocolJson } from "./plan-file"
 
 /** `<workDir>/submission.json`, written by the comment server when `submit_review` succeeds. */
 export const Submission = z.object({

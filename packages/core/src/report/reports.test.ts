@@ -3,8 +3,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterEach, describe, expect, test } from "vitest"
 import * as z from "zod"
-import { ReviewRecord, type ReviewFinding } from "../judge/review-record"
 import { findingFingerprints } from "../judge/fingerprints"
+import { type ReviewFinding, ReviewRecord } from "../judge/review-record"
 import { codeQualityReport, sarifFingerprintKey, sarifReport, writeReports } from "./reports"
 
 // docs/gitlab.md#code-quality-report: the fields GitLab's Code Quality reads, nothing else.

@@ -1,9 +1,9 @@
 import { mkdir, writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import type { Severity } from "../model/finding"
 import { categorySlug, findingFingerprints, reportPath } from "../judge/fingerprints"
-import { removeInvisible } from "../model/text"
 import type { ReviewFinding, ReviewRecord } from "../judge/review-record"
+import type { Severity } from "../model/finding"
+import { removeInvisible } from "../model/text"
 
 /** Severities of GitLab's Code Quality format (docs/gitlab.md#code-quality-report). */
 export type CodeQualitySeverity = "info" | "minor" | "major" | "critical" | "blocker"

@@ -1,13 +1,13 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterEach, beforeEach, describe, expect, test } from "vitest"
 import { fakeOpencodePath } from "@opencode-reviewer/testkit"
-import { childEnv } from "./child-env"
-import { runCoordinator, type CoordinatorOptions } from "./coordinator"
+import { afterEach, beforeEach, describe, expect, test } from "vitest"
+import type { OpencodeConfig } from "../assemble/opencode-config"
 import { OpencodeStartError } from "../model/errors"
 import { silentLogger } from "../model/logger"
-import type { OpencodeConfig } from "../assemble/opencode-config"
+import { childEnv } from "./child-env"
+import { type CoordinatorOptions, runCoordinator } from "./coordinator"
 
 const config = {
   $schema: "https://opencode.ai/config.json",

@@ -1,10 +1,10 @@
 import { writeFile } from "node:fs/promises"
-import { readJsonl, type JsonlLine, type RunEvent } from "./jsonl"
-import type { Logger } from "../model/logger"
-import { opencodeQuietEnv } from "./opencode-binary"
 import type { OpencodeConfig } from "../assemble/opencode-config"
-import { classifyProviderError, retryableText, type ClassifiedError } from "./provider-errors"
 import { OpencodeStartError } from "../model/errors"
+import type { Logger } from "../model/logger"
+import { type JsonlLine, type RunEvent, readJsonl } from "./jsonl"
+import { opencodeQuietEnv } from "./opencode-binary"
+import { type ClassifiedError, classifyProviderError, retryableText } from "./provider-errors"
 
 /** Tokens of one model step, as `step_finish` reports them. */
 export interface StepUsage {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest"
-import { readJsonl, type JsonlLine } from "./jsonl"
+import { type JsonlLine, readJsonl } from "./jsonl"
 
 // A stream that delivers the given chunks, optionally waiting between them.
 function streamOf(chunks: (string | Uint8Array)[], gapMs = 0): ReadableStream<Uint8Array> {

@@ -1,5 +1,5 @@
-import { providerOf } from "../model/model-id"
 import { ReviewError } from "../model/errors"
+import { providerOf } from "../model/model-id"
 
 /**
  * The environment variables OpenCode's built-in providers take their API key from when the config
