@@ -1,6 +1,14 @@
 import type { Decision } from "../model/finding"
 import { decisionRank } from "./decision"
 
+/** Changed files the provider could not give the reviewers (no content from the API, past its limits). */
+export interface UnreadFile {
+  path: string
+  reason: string
+  /** How many changed files the entry stands for: 1 when absent, null when unknown. */
+  files?: number | null
+}
+
 /** A planned reviewer that did not finish, with why ("did not run" when it never started). */
 export interface MissingReviewer {
   name: string

@@ -1,7 +1,15 @@
 import { createHash } from "node:crypto"
 import { normalizeCategory } from "../model/finding"
 import { removeInvisible } from "../model/text"
-import type { ReviewFinding } from "./review-record"
+
+/** What a fingerprint is computed from: any finding-shaped record has it. */
+export interface FingerprintSource {
+  category: string
+  file: string
+  title: string
+  line: number | null
+  body: string
+}
 
 /**
  * Fingerprints of the findings, in their order: a hash of category, file and normalised title
@@ -9,9 +17,7 @@ import type { ReviewFinding } from "./review-record"
  * occurrence index, counted in line order, so every fingerprint of a report is unique: GitLab's
  * MR widget collapses entries with the same fingerprint.
  */
-export function findingFingerprints(
-  findings: readonly Pick<ReviewFinding, "category" | "file" | "title" | "line" | "body">[],
-): string[] {
+export function findingFingerprints(findings: readonly FingerprintSource[]): string[] {
   const keys = findings.map((finding) =>
     [categorySlug(finding.category), reportPath(finding.file), normalizeTitle(finding.title)].join("\u0000"),
   )

@@ -1,5 +1,8 @@
+import type { UnreadFile } from "../judge/coverage"
 import type { PreviousFinding, ReviewRecord } from "../judge/review-record"
 import type { MergeRequestComment, MergeRequestInfo, PreviousReview } from "../prompt/prompt"
+
+export type { UnreadFile } from "../judge/coverage"
 
 /** Where a provider's local outputs go and how it talks to the person running it. */
 export interface PublishOptions {
@@ -34,14 +37,6 @@ export interface Change {
 }
 
 /** Where changes come from and where reviews go: local git, GitLab, a patch file. */
-/** Changed files the provider could not give the reviewers (no content from the API, past its limits). */
-export interface UnreadFile {
-  path: string
-  reason: string
-  /** How many changed files the entry stands for: 1 when absent, null when unknown. */
-  files?: number | null
-}
-
 export interface VcsProvider {
   readonly name: string
   /** Reads the change under review; throws ChangeReadError with a hint the user can act on. */

@@ -1,6 +1,19 @@
 import type { DiffFile } from "../plan/diff"
-import type { InjectionAttempt } from "./prompt"
 import { normalizeUntrusted, splitMarkdownCode } from "./sanitize"
+
+/**
+ * A suspected prompt-injection attempt: where (`field`: "description", "comment 2", "thread 1 note
+ * 2", "diff src/a.ts:12"), what kind, and what was found (`tags`: the removed boundary tags, or the
+ * words of plain-language instructions). Text is normalised and clipped to 120 characters: it goes
+ * to plan.json and logs only, never into a prompt or a posted note.
+ */
+export interface InjectionAttempt {
+  field: string
+  kind: "boundary-tag" | "instruction"
+  tags: string[]
+  /** The first thing found, in its context. */
+  excerpt: string
+}
 
 /** The kinds of plain-language steering {@link detectInstructions} knows. */
 export type InstructionRule = "override" | "role-header" | "addressed" | "mode-switch" | "empty-findings"

@@ -1,7 +1,9 @@
 import { defaults } from "../config/config"
 import type { DiffFile } from "../plan/diff"
-import { detectInstructions, excerptLength } from "./injection"
+import { detectInstructions, excerptLength, type InjectionAttempt } from "./injection"
 import { escapeAttribute, escapeXml, sanitizeUntrusted } from "./sanitize"
+
+export type { InjectionAttempt } from "./injection"
 
 /** Merge request facts as the VCS provider reports them; every string here is untrusted. */
 export interface MergeRequestInfo {
@@ -117,20 +119,6 @@ export interface PromptInput {
   customInstructions: string | null
   /** Defaults to {@link promptLimits}. */
   limits?: Partial<PromptLimits>
-}
-
-/**
- * A suspected prompt-injection attempt: where (`field`: "description", "comment 2", "thread 1 note
- * 2", "diff src/a.ts:12"), what kind, and what was found (`tags`: the removed boundary tags, or the
- * words of plain-language instructions). Text is normalised and clipped to 120 characters: it goes
- * to plan.json and logs only, never into a prompt or a posted note.
- */
-export interface InjectionAttempt {
-  field: string
-  kind: "boundary-tag" | "instruction"
-  tags: string[]
-  /** The first thing found, in its context. */
-  excerpt: string
 }
 
 /**
