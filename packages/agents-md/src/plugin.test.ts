@@ -46,7 +46,11 @@ function planOf(diff: string, agents: readonly string[]): PlanView {
     workDir: "/work",
     tier: "full",
     files: files.map((file) => ({ path: file.path, status: file.status, noise: null })),
-    agents: agents.map((name) => ({ name, role: name === "review_coordinator" ? "coordinator" : "reviewer" })),
+    agents: agents.map((name) => ({
+      name,
+      role: name === "review_coordinator" ? "coordinator" : "reviewer",
+      models: ["fake/model"],
+    })),
     diff: files,
   }
 }

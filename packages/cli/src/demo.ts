@@ -12,10 +12,12 @@ import {
   text,
   toolCall,
 } from "@opencode-reviewer/testkit"
+import type { Flags } from "./args"
 import { findAssets } from "./assets"
-import type { Flags, Io } from "./main"
-import { prepare } from "./main"
-import { finishReview, runReview } from "./review"
+import { finishReview } from "./finish"
+import type { Io } from "./io"
+import { prepare } from "./prepare"
+import { runReview } from "./run"
 
 const demoDir = findAssets().demoDir
 

@@ -53,3 +53,24 @@ function incompleteHint(missing: readonly { error: string }[]): string {
   }
   return "re-run the job once the providers answer again; the failing reviewers and their errors are listed in review.md"
 }
+
+/** The review was done, but publishing it on the merge request failed; review.json has it. */
+export class ReviewPublishError extends ReviewError<{ hint: string }> {
+  constructor(cause: unknown) {
+    super(
+      "ReviewPublishError",
+      `the review was done but could not be published: ${cause instanceof Error ? cause.message : String(cause)}`,
+      {
+        hint: "review.json, review.md and the reports in the output dir hold the review; re-run the job to publish it",
+      },
+      { cause },
+    )
+  }
+}
+
+/** The review could not be produced; the message names every attempt. */
+export class ReviewRunError extends ReviewError<{ attempts: string[]; hint: string | null }> {
+  constructor(message: string, attempts: string[], hint: string | null = null) {
+    super("ReviewRunError", message, { attempts, hint })
+  }
+}

@@ -1,7 +1,8 @@
 import { join } from "node:path"
 import { describe, type ReviewRecord } from "@opencode-reviewer/core"
 import { createMetrics, createTracker, jobEndEvent } from "@opencode-reviewer/telemetry"
-import type { Io, Prepared } from "./main"
+import type { Io } from "./io"
+import type { Prepared } from "./prepare"
 
 /** Telemetry around one review: events to the tracker, metrics to the Pushgateway or a file. */
 export interface Observer {

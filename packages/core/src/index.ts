@@ -39,7 +39,7 @@ export type { UsageItem } from "./model/usage"
 export { reviewUsageTotal, TokenCounts, tallyUsage } from "./model/usage"
 // plan
 export { coordinatorName } from "./plan/agents"
-export type { Change, PublishOptions, VcsProvider } from "./plan/change"
+export type { Change, PublishOptions, PublishReport, VcsProvider } from "./plan/change"
 export { anonymousMergeRequest } from "./plan/change"
 export type { DiffFile } from "./plan/diff"
 export { parseDiff } from "./plan/diff"

@@ -10,7 +10,6 @@ import {
 import { describe, expect, test } from "vitest"
 import { gatewayPlugin } from "./plugin"
 
-const plan: PlanView = { repoDir: "/repo", workDir: "/work", tier: "full", files: [], agents: [], diff: [] }
 const userProviders = {
   ollama: {
     npm: "@ai-sdk/openai-compatible",
@@ -22,6 +21,19 @@ const userProviders = {
 const chains = {
   review_coordinator: ["anthropic/claude-opus-4-7", "anthropic/claude-opus-4-6"],
   security: ["ollama/qwen2.5-coder", "openai/gpt-5"],
+}
+
+// The plan view carries the planned chains: the plugin reads every model from it.
+const plan: PlanView = {
+  repoDir: "/repo",
+  workDir: "/work",
+  tier: "full",
+  files: [],
+  diff: [],
+  agents: [
+    { name: "review_coordinator", role: "coordinator", models: chains.review_coordinator },
+    { name: "security", role: "reviewer", models: chains.security },
+  ],
 }
 
 // What core does: the coordinator and a reviewer, and the user's providers seeded as plugin "core".
@@ -48,8 +60,6 @@ function run(gateway: { baseURL: string; apiKeyEnv: string; userId: string } | n
     plugins: [
       gatewayPlugin({
         providers: userProviders,
-        models: () => Object.values(chains).flat(),
-        chains: () => chains,
         gateway,
       }),
     ],

@@ -1,7 +1,6 @@
 import {
   type Change,
   ChangeReadError,
-  type DiffFile,
   type Logger,
   type MergeRequestComment,
   type PreviousFinding,
@@ -22,7 +21,10 @@ import { createGitlabClient, type GitlabClient } from "./gitlab-client"
 import { markerIn, markers, stripMarkers } from "./markers"
 import type { DiffRefs } from "./position"
 import { readPreviousFindings } from "./previous-threads"
-import { type PublishResult, publishFailure, publishReview } from "./publisher"
+import { type BreakGlass, type PublishResult, publishFailure, publishReview, type ReadState } from "./publisher"
+
+export type { BreakGlass } from "./publisher"
+
 import { createRequester } from "./requester"
 
 /** What the CLI hands the GitLab provider. Nothing here reads `process.env`: `env` is the CLI's. */
@@ -56,12 +58,6 @@ export interface GitlabChange extends Change {
   previousFindings: PreviousFinding[]
 }
 
-/** Who asked to break the glass, and when (the note's creation time). */
-export interface BreakGlass {
-  by: string
-  at: string | null
-}
-
 /** The GitLab VCS provider: reads the merge request, publishes the review to it. */
 export interface GitlabProvider extends VcsProvider {
   readonly name: "gitlab"
@@ -76,17 +72,6 @@ export interface GitlabProvider extends VcsProvider {
   breakGlass(phrase: string): BreakGlass | null
   /** Posts the summary note and threads, resolves fixed threads, takes the approval action. Writes no files. */
   publish(record: ReviewRecord, options?: PublishOptions): Promise<PublishResult>
-}
-
-/** The state the publisher needs from the read: the reviewed diff and version, the bot, the MR. */
-export interface ReadState {
-  bot: ApiUser
-  mergeRequest: ApiMergeRequest
-  refs: DiffRefs
-  files: DiffFile[]
-  unreviewed: UnreviewedFile[]
-  humanNotes: ApiNote[]
-  breakGlass: BreakGlass | null
 }
 
 const diffRefsAttempts = 5

@@ -1,18 +1,20 @@
 import { randomBytes } from "node:crypto"
 import {
   compareSeverity,
+  type DiffFile,
   findingFingerprints,
   type Logger,
+  type PublishReport,
   type ReviewFinding,
   type ReviewRecord,
   type Severity,
 } from "@opencode-reviewer/core"
+import type { UnreviewedFile } from "./api-diff"
 import type { ApiMergeRequest, ApiNote, ApiUser, Discussion } from "./api-schemas"
 import { botThreads, threadResolved, threadSeverity } from "./bot-threads"
 import type { CiContext } from "./ci-context"
 import { GitlabRequestError } from "./errors"
 import type { GitlabClient } from "./gitlab-client"
-import type { ReadState } from "./gitlab-provider"
 import { encodeAnchor, markerIn, markers, prepareBody } from "./markers"
 import { anchorFinding, type DiffRefs } from "./position"
 import { type InlineFinding, renderFailureSummary, renderSummary, renderThread } from "./summary"
@@ -41,8 +43,25 @@ export interface ApprovalOutcome {
   detail: string | null
 }
 
+/** Who asked to break the glass, and when (the note's creation time). */
+export interface BreakGlass {
+  by: string
+  at: string | null
+}
+
+/** The state the publisher needs from the read: the reviewed diff and version, the bot, the MR. */
+export interface ReadState {
+  bot: ApiUser
+  mergeRequest: ApiMergeRequest
+  refs: DiffRefs
+  files: DiffFile[]
+  unreviewed: UnreviewedFile[]
+  humanNotes: ApiNote[]
+  breakGlass: BreakGlass | null
+}
+
 /** Everything `publish` did on the merge request. No local files: the CLI writes review.json. */
-export interface PublishResult {
+export interface PublishResult extends PublishReport {
   /** Always empty: the GitLab provider writes nothing locally. */
   files: string[]
   /** "kept": left as it was, because it holds the review of a newer head than this one. */
@@ -95,6 +114,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
     notices: [],
     warnings: [],
     neutralized: 0,
+    lines: [],
   }
   const prepare = (text: string, list: [string, string][]) => {
     const prepared = prepareBody(text, list)
@@ -320,6 +340,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
     },
     "review published",
   )
+  result.lines = describePublishResult(result)
   return result
 
   async function yieldDuplicateThreads(): Promise<void> {
@@ -662,7 +683,7 @@ function describe(error: unknown): string {
 }
 
 /** Lines for the terminal: what was posted and what could not be done. */
-export function describePublishResult(result: PublishResult): string {
+export function describePublishResult(result: Omit<PublishResult, "lines">): string[] {
   const lines: string[] = []
   if (result.summaryNote) lines.push(`GitLab: summary note ${result.summaryNote.id} ${result.summaryNote.action}`)
   const threads = result.threads
@@ -675,5 +696,5 @@ export function describePublishResult(result: PublishResult): string {
   )
   for (const notice of result.notices) lines.push(`GitLab note: ${notice}`)
   for (const warning of result.warnings) lines.push(`GitLab warning: ${warning}`)
-  return lines.join("\n") + "\n"
+  return lines
 }

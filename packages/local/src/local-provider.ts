@@ -44,7 +44,7 @@ export function createLocalProvider(options: LocalOptions): VcsProvider {
   return {
     name: "local",
     // No merge request to post on: the CLI's local outputs are the whole publication.
-    publish: async () => ({ files: [] }),
+    publish: async () => ({ files: [], lines: [] }),
     async readTrustedFile(path) {
       if (!trusted) throw new Error("readTrustedFile called before readChange")
       const result = await trusted.git.run(["cat-file", "blob", `${trusted.base}:${path}`])

@@ -31,7 +31,7 @@ export function createPatchProvider(options: PatchOptions): VcsProvider {
       }
     },
     // No merge request to post on: the CLI's local outputs are the whole publication.
-    publish: async () => ({ files: [] }),
+    publish: async () => ({ files: [], lines: [] }),
     async readTrustedFile(path) {
       if (!options.trustedDir) return null
       const file = Bun.file(join(options.trustedDir, path))

@@ -10,23 +10,24 @@ import { afterAll, beforeEach, describe, expect, test } from "vitest"
 import { fetchReviewerConfig } from "./fetch"
 import { reviewerConfigPlugin } from "./reviewer-config"
 
+const plannedChains: Record<string, string[]> = {
+  review_coordinator: ["anthropic/claude-opus-4-7", "anthropic/claude-opus-4-6"],
+  security: ["anthropic/claude-sonnet-4-6", "openai/gpt-5.3-codex"],
+  documentation: ["moonshotai/kimi-k2.5"],
+}
+
+// As planReview builds it: the planned agents with their chains.
 const plan: PlanView = {
   repoDir: "/repo",
   workDir: "/work",
   tier: "full",
   diff: [],
   files: [],
-  agents: [
-    { name: "review_coordinator", role: "coordinator" },
-    { name: "security", role: "reviewer" },
-    { name: "documentation", role: "reviewer" },
-  ],
-}
-
-const plannedChains: Record<string, string[]> = {
-  review_coordinator: ["anthropic/claude-opus-4-7", "anthropic/claude-opus-4-6"],
-  security: ["anthropic/claude-sonnet-4-6", "openai/gpt-5.3-codex"],
-  documentation: ["moonshotai/kimi-k2.5"],
+  agents: Object.entries(plannedChains).map(([name, models]) => ({
+    name,
+    role: name === "review_coordinator" ? "coordinator" : "reviewer",
+    models,
+  })),
 }
 
 // The control plane: a real HTTP server whose answer a test changes between jobs.
@@ -75,11 +76,9 @@ function capturingLogger() {
   return { log, warnings }
 }
 
-// One "job": the lifecycle as planReview runs it, with the chains captured from the seed the way
-// the CLI does (planReview's `extend` sees the seeded store).
+// One "job": the lifecycle as planReview runs it, the same chains seeded and in the plan view.
 async function runJob(options: { url: string; timeoutMs?: number; log?: Logger }) {
-  let seeded: Record<string, string[]> = {}
-  const plugin = reviewerConfigPlugin({ url: options.url, timeoutMs: options.timeoutMs ?? 2000, chains: () => seeded })
+  const plugin = reviewerConfigPlugin({ url: options.url, timeoutMs: options.timeoutMs ?? 2000 })
   return runLifecycle({
     plugins: [plugin],
     plan,
@@ -89,7 +88,6 @@ async function runJob(options: { url: string; timeoutMs?: number; log?: Logger }
         const role = name === "review_coordinator" ? "coordinator" : "reviewer"
         store.agents.set(name, { description: name, prompt: name.toUpperCase(), models, plugin: "core", role })
       }
-      seeded = Object.fromEntries([...store.agents].map(([name, agent]) => [name, [...agent.models]]))
     },
     assemble: (store) => assembleConfig(store, { workDir: "/work", sharedReviewerPrompt: "SHARED" }),
   })
@@ -142,11 +140,11 @@ describe("reviewerConfigPlugin", () => {
     expect(third.config.agent.security!.model).toBe("anthropic/claude-sonnet-4-6")
   })
 
-  test("without planned chains the assembled primary is the chain", async () => {
+  test("an agent the plan view does not list (a plugin added it) has its assembled primary as its chain", async () => {
     controlPlane.serve({ providers: { anthropic: { enabled: false } } })
     const result = await runLifecycle({
       plugins: [reviewerConfigPlugin({ url: controlPlane.url })],
-      plan,
+      plan: { ...plan, agents: [] },
       log: silentLogger,
       seed(store) {
         store.agents.set("review_coordinator", {

@@ -1,17 +1,11 @@
-import type { ConfigureContext, OpencodeConfig, PlanView, ReviewPlugin } from "@opencode-reviewer/core"
+import type { ConfigureContext, OpencodeConfig, ReviewPlugin } from "@opencode-reviewer/core"
 import { applyReviewerConfig } from "./apply"
 import { type FetchOptions, fetchReviewerConfig } from "./fetch"
 
-/** What the CLI passes: the document URL, the agents' planned chains, and fetch knobs for tests. */
+/** What the CLI passes: the document URL, and fetch knobs for tests. */
 export interface ReviewerConfigPluginOptions {
   /** The control plane's document URL (config `remoteConfigUrl`). */
   url: string
-  /**
-   * The model chains agents were planned with, read when postConfigure runs. The assembled
-   * opencode.json only holds each agent's primary; without this (or for an agent it omits, or
-   * whose primary a plugin changed since) the chain is the primary alone.
-   */
-  chains?: (plan: PlanView) => Readonly<Record<string, readonly string[]>>
   fetch?: FetchOptions["fetch"]
   /** Request budget, body included (default 3000 ms). */
   timeoutMs?: number
@@ -50,7 +44,9 @@ async function reroute(
   }
   for (const warning of fetched.warnings) context.log.warn({ warning }, "remote reviewer config")
 
-  const chains = plannedChains(config, options.chains?.(context.plan) ?? {})
+  // The assembled opencode.json holds only each agent's primary: the plan view has the whole chains.
+  const planned = Object.fromEntries(context.plan.agents.map((agent) => [agent.name, agent.models]))
+  const chains = plannedChains(config, planned)
   const applied = applyReviewerConfig(fetched.document, chains)
   for (const warning of applied.warnings) context.log.warn({ warning }, "remote reviewer config")
   for (const [agent, chain] of Object.entries(applied.chains)) {

@@ -62,7 +62,11 @@ async function run(
       status: "modified",
       noise: noise ?? null,
     })),
-    agents: names.map((name) => ({ name, role: name === "review_coordinator" ? "coordinator" : "reviewer" })),
+    agents: names.map((name) => ({
+      name,
+      role: name === "review_coordinator" ? "coordinator" : "reviewer",
+      models: ["fake/model"],
+    })),
   }
   const warnings: string[] = []
   const reads: string[] = []

@@ -36,6 +36,14 @@ export interface Change {
   previousFindings?: PreviousFinding[]
 }
 
+/** What a provider did with a review, for any caller to print: files it wrote, and one line per fact. */
+export interface PublishReport {
+  /** Files the provider wrote itself (the CLI writes review.json and the reports). */
+  files: string[]
+  /** What was posted and what could not be done, one terminal line each, without a trailing newline. */
+  lines: string[]
+}
+
 /** Where changes come from and where reviews go: local git, GitLab, a patch file. */
 export interface VcsProvider {
   readonly name: string
@@ -56,7 +64,7 @@ export interface VcsProvider {
    * Publishes the finished review on the merge request (notes, threads, approval). The CLI itself
    * writes review.json and the local reports; a provider without a merge request does nothing here.
    */
-  publish(record: ReviewRecord, options: PublishOptions): Promise<{ files: string[] }>
+  publish(record: ReviewRecord, options: PublishOptions): Promise<PublishReport>
   /**
    * Says on the merge request that no review could run (after readChange; the CLI has already
    * written the local outputs), revoking anything that vouched for the change. Never throws;

@@ -6,7 +6,6 @@ import type { Config, Limits } from "../config/config"
 import { capSpend } from "../config/spend"
 import type { CodeFinding } from "../model/finding"
 import type { Logger } from "../model/logger"
-import type { Contributions } from "../plugin/contributions"
 import { runLifecycle } from "../plugin/lifecycle"
 import type { PlanView, ReviewPlugin } from "../plugin/plugin"
 import { detectDiffInstructions } from "../prompt/injection"
@@ -32,8 +31,6 @@ export interface PlanOptions {
   workDir: string
   log: Logger
   signal?: AbortSignal
-  /** More core contributions after the planned agents (the runtime plugin, the MCP server). */
-  extend?(store: Contributions, plan: PlanView): void
 }
 
 /** A diff file with the planner's verdicts. */
@@ -129,7 +126,9 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     files: Object.freeze(
       planned.map(({ file, noise }) => Object.freeze({ path: file.path, status: file.status, noise })),
     ),
-    agents: Object.freeze(selected.map(({ name, role }) => Object.freeze({ name, role }))),
+    agents: Object.freeze(
+      selected.map(({ name, role, models }) => Object.freeze({ name, role, models: Object.freeze([...models]) })),
+    ),
     diff: Object.freeze(planned.map(({ file }) => Object.freeze(file))),
   })
 
@@ -150,7 +149,6 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
           agent.role === "coordinator" ? options.prompts.coordinator : options.prompts.reviewers[agent.name]!
         store.agents.set(agent.name, { description, prompt, models: agent.models, plugin: "core", role: agent.role })
       }
-      options.extend?.(store, view)
     },
     assemble: (store) => assembleConfig(store, { workDir, sharedReviewerPrompt: options.prompts.shared }),
   })

@@ -5,6 +5,7 @@ import type {
   AgentContribution,
   AgentTarget,
   ConfigureContext,
+  McpServer,
   PermissionRule,
   PlanView,
   PromptSection,
@@ -25,7 +26,7 @@ export interface Contributions {
   permissions: { plugin: string; target: AgentTarget; permission: string; rule: PermissionRule }[]
   models: Map<string, { plugin: string; models: string[] }>
   opencodePlugins: string[]
-  mcp: Map<string, Record<string, unknown>>
+  mcp: Map<string, McpServer>
   /** Findings established by code, in call order. */
   findings: CodeFinding[]
 }
@@ -60,6 +61,8 @@ export function mergeContributions(into: Contributions, from: Contributions): vo
 
 const agentName = /^[a-z][a-z0-9_-]{0,63}$/
 const envName = /^[A-Za-z_][A-Za-z0-9_]*$/
+// OpenCode names an MCP tool `<server>_<tool>`; permissions match on that prefix.
+const mcpName = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/
 const modelId = modelIdPattern
 
 /**
@@ -89,6 +92,18 @@ export function createConfigureContext(
     addProvider(id, provider) {
       if (!/^[A-Za-z0-9._-]+$/.test(id)) throw new Error(`provider id "${id}" is not valid`)
       store.providers.set(id, { plugin, block: structuredClone(provider) })
+    },
+    addMcpServer(name, server) {
+      if (!mcpName.test(name)) throw new Error(`MCP server name "${name}" must be letters, digits, "-" or "_"`)
+      if (store.mcp.has(name)) throw new Error(`MCP server "${name}" is already added`)
+      if (server.type === "local" ? server.command.length === 0 : !/^https?:\/\//.test(server.url))
+        throw new Error(`MCP server "${name}" needs a command or an http(s) URL`)
+      store.mcp.set(name, structuredClone(server))
+    },
+    addOpencodePlugin(spec) {
+      if (!/^(?:file:\/\/\/|@?[a-z0-9][\w.-]*(?:\/[\w.-]+)?(?:@[\w.^~-]+)?$)/.test(spec))
+        throw new Error(`OpenCode plugin "${spec}" must be a file:/// URL or an npm package name`)
+      if (!store.opencodePlugins.includes(spec)) store.opencodePlugins.push(spec)
     },
     setEnv(name, value) {
       if (!envName.test(name)) throw new Error(`environment variable name "${name}" is not valid`)

@@ -144,6 +144,45 @@ describe("runLifecycle", () => {
     for (const name of ["build", "plan", "general", "explore"]) expect(config.agent[name]).toEqual({ disable: true })
   })
 
+  test("adds MCP servers and OpenCode plugins, validated, and no reviewer may call the server's tools", async () => {
+    const result = await run([
+      {
+        name: "machinery",
+        async configure(context) {
+          context.addOpencodePlugin("file:///opt/runtime-plugin.js")
+          context.addOpencodePlugin("file:///opt/runtime-plugin.js")
+          context.addMcpServer("notes", { type: "local", command: ["bun", "/opt/server.js"], timeout: 30_000 })
+        },
+      },
+    ])
+    expect(result.config.plugin).toEqual(["file:///opt/runtime-plugin.js"])
+    expect(result.config.mcp).toEqual({ notes: { type: "local", command: ["bun", "/opt/server.js"], timeout: 30_000 } })
+    const permission = result.config.agent.security!.permission!
+    expect(permission["*"]).toBe("deny")
+    expect(permission.notes_submit).toBeUndefined()
+    expect(readOnlyProblem(permission)).toBeNull()
+
+    const refusals: [string, (context: Parameters<NonNullable<ReviewPlugin["configure"]>>[0]) => void][] = [
+      [
+        "twice",
+        (context) => {
+          context.addMcpServer("notes", { type: "local", command: ["a"] })
+          context.addMcpServer("notes", { type: "local", command: ["b"] })
+        },
+      ],
+      ["no command", (context) => context.addMcpServer("empty", { type: "local", command: [] })],
+      ["a bad name", (context) => context.addMcpServer("no spaces", { type: "remote", url: "https://mcp.example" })],
+      ["a bad URL", (context) => context.addMcpServer("web", { type: "remote", url: "ftp://mcp.example" })],
+      ["a relative plugin path", (context) => context.addOpencodePlugin("./plugin.js")],
+    ]
+    for (const [what, call] of refusals) {
+      const error = await run([{ name: "bad", configure: async (context) => call(context) }]).catch(
+        (caught: unknown) => caught,
+      )
+      expect(error, what).toBeInstanceOf(PluginConfigureError)
+    }
+  })
+
   test("keeps reviewers read-only whatever a plugin asks for", async () => {
     const result = await run([
       {
@@ -213,6 +252,8 @@ describe("runLifecycle", () => {
     await run([{ name: "look", configure: async (context) => void (keys = Object.keys(context)) }])
     expect(keys.sort()).toEqual([
       "addFinding",
+      "addMcpServer",
+      "addOpencodePlugin",
       "addProvider",
       "injectPrompt",
       "log",

@@ -10,7 +10,12 @@ export interface PlanView {
   readonly workDir: string
   readonly tier: Tier
   readonly files: readonly { readonly path: string; readonly status: string; readonly noise: string | null }[]
-  readonly agents: readonly { readonly name: string; readonly role: "coordinator" | "reviewer" }[]
+  /** The planned agents with the model chains core chose (primary first), before any plugin changed them. */
+  readonly agents: readonly {
+    readonly name: string
+    readonly role: "coordinator" | "reviewer"
+    readonly models: readonly string[]
+  }[]
   /** Every file of the parsed diff, noise included, in diff order: for plugins that read the change itself. */
   readonly diff: readonly Readonly<DiffFile>[]
 }
@@ -42,6 +47,21 @@ export interface PromptSection {
 /** An OpenCode permission value: an action, or patterns to actions (last match wins). */
 export type PermissionRule = "allow" | "deny" | "ask" | Record<string, "allow" | "deny" | "ask">
 
+/**
+ * An MCP server for OpenCode's `mcp` block: a local command or a remote URL. Its tools are denied to
+ * every reviewer (their permissions deny all but reading); the coordinator gets only the tools core allows.
+ */
+export type McpServer =
+  | {
+      type: "local"
+      command: string[]
+      environment?: Record<string, string>
+      enabled?: boolean
+      /** Milliseconds OpenCode waits for the server's tool list. */
+      timeout?: number
+    }
+  | { type: "remote"; url: string; headers?: Record<string, string>; enabled?: boolean; timeout?: number }
+
 /** Targets that address several agents at once. */
 export type AgentTarget = string | "*" | "reviewers"
 
@@ -54,6 +74,10 @@ export interface ConfigureContext {
   registerAgent(name: string, agent: AgentContribution): void
   /** Adds or replaces an OpenCode provider block (passed through to opencode.json). */
   addProvider(id: string, provider: Record<string, unknown>): void
+  /** Adds an MCP server to OpenCode's config; throws if the name is taken or not valid. */
+  addMcpServer(name: string, server: McpServer): void
+  /** Loads an OpenCode plugin (a `file:` URL or an npm package name) into the OpenCode process. */
+  addOpencodePlugin(spec: string): void
   /** Sets an environment variable for the OpenCode child process. */
   setEnv(name: string, value: string): void
   /** Appends a prompt section to one agent, to every reviewer ("reviewers"), or to all agents ("*"). */

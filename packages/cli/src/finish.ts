@@ -1,0 +1,208 @@
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises"
+import { join } from "node:path"
+import {
+  buildReviewRecord,
+  type Config,
+  type CoordinatorResult,
+  describeAttempt,
+  parsePlanFacts,
+  parseReview,
+  parseSpawnMetadata,
+  priceOf,
+  type Review,
+  ReviewError,
+  type ReviewerOutcome,
+  type ReviewRecord,
+  reportFiles,
+  type SpawnMetadata,
+  tallyUsage,
+  tools,
+  type UsageItem,
+  writeReports,
+} from "@opencode-reviewer/core"
+import { publishLocal } from "@opencode-reviewer/local"
+import packageJson from "../package.json" with { type: "json" }
+import { ReviewPublishError, ReviewRunError } from "./errors"
+import type { Io } from "./io"
+import type { Prepared } from "./prepare"
+import type { CoordinatorOutcome } from "./run"
+
+/** The files a review writes into the output dir; a run removes them first, so none is left from an earlier run. */
+export const reviewOutputs = [
+  "review.json",
+  "review.md",
+  "review-error.json",
+  reportFiles.codeQuality,
+  reportFiles.sarif,
+] as const
+
+/** Removes an earlier run's review outputs, so a failed run can never leave a stale review.json behind. */
+export async function clearReviewOutputs(outputDir: string): Promise<void> {
+  await Promise.all(reviewOutputs.map((name) => rm(join(outputDir, name), { force: true })))
+}
+
+/**
+ * When no review could be produced: `review-error.json` and a `review.md` that say what happened
+ * and what to do, then the provider's word on the merge request (a "could not run" summary, the
+ * bot's approval revoked). A review that was done but not published keeps its outputs.
+ */
+export async function reportFailure(prepared: Prepared, error: unknown, io: Io): Promise<void> {
+  const message = error instanceof Error ? error.message : String(error)
+  const hint = error instanceof ReviewError && typeof error.data.hint === "string" ? error.data.hint : null
+  const name = error instanceof Error ? error.name : "Error"
+  const record = {
+    error: name,
+    message,
+    hint,
+    head: prepared.change.mergeRequest.headSha,
+    at: new Date().toISOString(),
+  }
+  await mkdir(prepared.outputDir, { recursive: true })
+  await writeFile(join(prepared.outputDir, "review-error.json"), JSON.stringify(record, null, 2) + "\n")
+  if (error instanceof ReviewPublishError) return
+  const markdown = [
+    "# Code review: could not run",
+    "",
+    "Nothing was reviewed.",
+    "",
+    "~~~text",
+    message.replace(/~{3,}/g, "~~"),
+    "~~~",
+    "",
+  ]
+  if (hint) markdown.push(`**What to do:** ${hint}`, "")
+  await writeFile(join(prepared.outputDir, "review.md"), markdown.join("\n"))
+  const lines = (await prepared.provider.publishFailure?.({ message, hint }).catch(() => [])) ?? []
+  for (const line of lines) io.stderr(`${line}\n`)
+}
+
+/**
+ * Turns the coordinator's outcome into review.json and the local reports: the review comes from
+ * the comment server's record or, failing that, from a `<review>` block in the final text.
+ */
+export async function finishReview(prepared: Prepared, outcome: CoordinatorOutcome, io: Io): Promise<ReviewRecord> {
+  const { plan } = prepared
+  const review = outcome.submission?.review ?? reviewFromText(outcome.result.finalText)
+  if (review === null) {
+    const attempts = outcome.result.attempts.map((attempt) => `${attempt.model}: ${describeAttempt(attempt)}`)
+    throw new ReviewRunError(
+      "the coordinator ended without submitting a review (no submit_review call and no <review> block in its answer)",
+      attempts,
+      "run with --verbose to see the coordinator's events; the work dir keeps its prompt and config",
+    )
+  }
+  const planFacts = parsePlanFacts(await readFile(plan.planFile, "utf8"))
+  if (!planFacts.ok) throw new ReviewRunError(`plan.json is unreadable: ${planFacts.error}`, [])
+  const reviewers = reviewerOutcomes(outcome.result)
+  const breakGlass = prepared.provider.breakGlass?.(prepared.config.breakGlass) ?? null
+  const record = buildReviewRecord({
+    review,
+    plan: planFacts.value,
+    reviewers: reviewers.map(({ name, status, error, findings }) => ({ name, status, error, findings })),
+    usage: usageOf(outcome.result, prepared.config),
+    durationMs: outcome.durationMs,
+    breakGlass: breakGlass !== null,
+    injectionSuspected: plan.injection.length > 0,
+    unjudgedFindings: unjudgedFindings(outcome.result),
+    unread: prepared.change.unreviewed ?? [],
+    previous: prepared.change.previousFindings ?? [],
+    // Findings plugins established by code while planning: facts that join the coordinator's.
+    codeFindings: planFacts.value.findings ?? [],
+  })
+  if (breakGlass)
+    record.notes.push(`break glass requested by ${breakGlass.by}${breakGlass.at ? ` at ${breakGlass.at}` : ""}`)
+  for (const call of spawnCalls(outcome.result))
+    if (call.error) record.notes.unshift(`spawn_reviewers could not run: ${call.error}`)
+  return publish(prepared, record, io)
+}
+
+/** review.json for a change with nothing a reviewer could read: no model is called, and it says so. */
+export async function finishEmptyReview(prepared: Prepared, io: Io): Promise<ReviewRecord> {
+  const { plan } = prepared
+  const filtered = plan.files.filter((file) => file.noise !== null).length
+  const summary =
+    plan.files.length === 0
+      ? "The change has no file changes; nothing was reviewed."
+      : `Every changed file was filtered as noise (${filtered} file${filtered === 1 ? "" : "s"}: see coverage); no code was reviewed.`
+  const planFacts = parsePlanFacts(await readFile(plan.planFile, "utf8"))
+  if (!planFacts.ok) throw new ReviewRunError(`plan.json is unreadable: ${planFacts.error}`, [])
+  const record = buildReviewRecord({
+    review: { summary, findings: [], answer: null },
+    plan: { ...planFacts.value, agents: planFacts.value.agents.filter((agent) => agent.role === "coordinator") },
+    reviewers: [],
+    durationMs: 0,
+    unread: prepared.change.unreviewed ?? [],
+    breakGlass: prepared.provider.breakGlass?.(prepared.config.breakGlass) != null,
+    injectionSuspected: plan.injection.length > 0,
+    previous: prepared.change.previousFindings ?? [],
+    codeFindings: planFacts.value.findings ?? [],
+  })
+  return publish(prepared, record, io)
+}
+
+// Local outputs first (review.json, review.md, Code Quality, SARIF): they must exist even when posting
+// to the merge request fails. Then the provider posts, and says what it did.
+async function publish(prepared: Prepared, record: ReviewRecord, io: Io): Promise<ReviewRecord> {
+  await publishLocal(record, { outputDir: prepared.outputDir, write: io.stdout })
+  await writeReports(prepared.outputDir, record, { toolVersion: packageJson.version })
+  const report = await prepared.provider
+    .publish(record, { outputDir: prepared.outputDir, write: io.stdout })
+    .catch((error: unknown) => {
+      throw new ReviewPublishError(error)
+    })
+  for (const line of report.lines) io.stderr(`${line}\n`)
+  return record
+}
+
+function reviewFromText(text: string): Review | null {
+  if (!text.includes("<review")) return null
+  const parsed = parseReview(text)
+  return parsed.ok ? parsed.review : null
+}
+
+// Every completed spawn_reviewers call's metadata, checked against the protocol: a mismatch means
+// the runtime plugin and the CLI disagree, which must fail loudly rather than read as "0 findings".
+function spawnCalls(result: CoordinatorResult): SpawnMetadata[] {
+  return result.toolUses
+    .filter((use) => use.tool === tools.spawnReviewers && use.status === "completed")
+    .map((use) => {
+      const parsed = parseSpawnMetadata(use.metadata)
+      if (!parsed.ok)
+        throw new ReviewRunError(
+          parsed.error,
+          [],
+          "the runtime plugin and the CLI come from different installs: reinstall opencode-reviewer",
+        )
+      return parsed.value
+    })
+}
+
+// A coordinator may call spawn_reviewers more than once (a subset again, say): each reviewer's
+// latest outcome counts, in first-run order. Every call's usage was paid for (usageOf).
+function reviewerOutcomes(result: CoordinatorResult): ReviewerOutcome[] {
+  const latest = new Map<string, ReviewerOutcome>()
+  for (const call of spawnCalls(result)) for (const outcome of call.reviewers) latest.set(outcome.name, outcome)
+  return [...latest.values()]
+}
+
+// Findings a call left out of its output to fit OpenCode's tool-output limit: the coordinator never saw them.
+function unjudgedFindings(result: CoordinatorResult): number {
+  return spawnCalls(result).reduce((sum, call) => sum + call.cut, 0)
+}
+
+// Every coordinator step and every spawn_reviewers call was paid for, even when the coordinator
+// was retried afterwards; units OpenCode reports no cost for are priced from the config.
+function usageOf(result: CoordinatorResult, config: Config) {
+  const items: UsageItem[] = [
+    ...result.steps.map((step) => ({ agent: step.agent, model: step.model, tokens: step, costUsd: step.costUsd })),
+    ...spawnCalls(result).flatMap((call) =>
+      call.reviewers.map((report) => ({
+        agent: report.name,
+        model: report.model,
+        tokens: report.tokens,
+        costUsd: report.costUsd,
+      })),
+    ),
+  ]
+  return tallyUsage(items, (model) => priceOf(config, model))
+}
