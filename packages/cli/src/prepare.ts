@@ -9,6 +9,7 @@ import {
   ChangeReadError,
   type Config,
   type ConfigResult,
+  gitDiffArgs,
   holdVariable,
   type Logger,
   loadPrompts,
@@ -27,7 +28,6 @@ import {
   createGit,
   createLocalProvider,
   createPatchProvider,
-  diffArgs,
   readCommitFile,
   readCommitHeads,
 } from "@opencode-reviewer/local"
@@ -194,7 +194,7 @@ function gitlabProvider(repoDir: string, io: Io, log: pino.Logger): VcsProvider 
       const present = await git.run(["cat-file", "-e", `${base}^{commit}`])
       const headPresent = await git.run(["cat-file", "-e", `${head}^{commit}`])
       if (present.code !== 0 || headPresent.code !== 0) return null
-      const diff = await git.run([...diffArgs, base, head, "--"])
+      const diff = await git.run([...gitDiffArgs, base, head, "--"])
       return diff.code === 0 ? diff.stdout : null
     },
     readLocalHeads: (commit, paths) => readCommitHeads(git, commit, paths),

@@ -1,4 +1,10 @@
-import { buildReviewRecord, type Finding, type ReviewFinding, type ReviewRecord } from "@opencode-reviewer/core"
+import {
+  buildReviewRecord,
+  type Finding,
+  gitDiffArgs,
+  type ReviewFinding,
+  type ReviewRecord,
+} from "@opencode-reviewer/core"
 import {
   createTempRepo,
   type GitlabFake,
@@ -87,22 +93,7 @@ function provider(options: Partial<GitlabProviderOptions> = {}) {
 }
 
 const readLocalDiff = async (from: string, to: string) =>
-  new TextEncoder().encode(
-    repo.git(
-      "diff",
-      "--no-color",
-      "--no-ext-diff",
-      "--no-textconv",
-      "--src-prefix=a/",
-      "--dst-prefix=b/",
-      "-M",
-      "-C",
-      "--submodule=short",
-      from,
-      to,
-      "--",
-    ),
-  )
+  new TextEncoder().encode(repo.git(...gitDiffArgs, from, to, "--"))
 
 const sqlFinding = (over: Partial<ReviewFinding> = {}): ReviewFinding => ({
   id: "f1",

@@ -1,4 +1,4 @@
 export { createGit, type Git, type GitResult } from "./git"
-export { createLocalProvider, diffArgs, type LocalOptions, readCommitFile, readCommitHeads } from "./local-provider"
+export { createLocalProvider, type LocalOptions, readCommitFile, readCommitHeads } from "./local-provider"
 export { type LocalPublishOptions, publishLocal, renderMarkdown, renderTerminal } from "./local-publisher"
 export { createPatchProvider, type PatchOptions } from "./patch-provider"

@@ -1,7 +1,13 @@
 import { copyFile, lstat, mkdtemp, rm, stat, utimes } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { isAbsolute, join, relative, resolve } from "node:path"
-import { anonymousMergeRequest, type Change, ChangeReadError, type VcsProvider } from "@opencode-reviewer/core"
+import {
+  anonymousMergeRequest,
+  type Change,
+  ChangeReadError,
+  gitDiffArgs,
+  type VcsProvider,
+} from "@opencode-reviewer/core"
 import pLimit from "p-limit"
 import { createGit, type Git } from "./git"
 
@@ -19,20 +25,6 @@ export interface LocalOptions {
   /** Environment for git (the CLI passes its own). */
   env: Record<string, string | undefined>
 }
-
-// The diff every part of the system agrees on: fixed prefixes, renames and copies detected, no
-// external diff drivers or textconv filters (they run repository-controlled programs).
-export const diffArgs = [
-  "diff",
-  "--no-color",
-  "--no-ext-diff",
-  "--no-textconv",
-  "--src-prefix=a/",
-  "--dst-prefix=b/",
-  "-M",
-  "-C",
-  "--submodule=short",
-]
 
 const headBytes = 1024
 const descriptionLimit = 20_000
@@ -152,7 +144,7 @@ async function mergeBase(git: Git, base: string, head: string): Promise<string> 
 }
 
 async function committedDiff(git: Git, base: string, head: string): Promise<Uint8Array> {
-  const result = await git.run([...diffArgs, base, head, "--"])
+  const result = await git.run([...gitDiffArgs, base, head, "--"])
   if (result.code !== 0) throw new ChangeReadError(`git diff failed: ${result.stderr.trim()}`, { source: git.dir })
   return result.stdout
 }
@@ -177,7 +169,7 @@ async function workingTreeDiff(git: Git, base: string): Promise<Uint8Array> {
     const added = await git.run(["add", "--all", "--", "."], { env })
     if (added.code !== 0)
       throw new ChangeReadError(`cannot stage the working tree: ${added.stderr.trim()}`, { source: git.dir })
-    const result = await git.run([...diffArgs, "--cached", base, "--"], { env })
+    const result = await git.run([...gitDiffArgs, "--cached", base, "--"], { env })
     if (result.code !== 0) throw new ChangeReadError(`git diff failed: ${result.stderr.trim()}`, { source: git.dir })
     return result.stdout
   } finally {

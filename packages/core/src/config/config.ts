@@ -3,6 +3,17 @@ import { ConfigInvalidError } from "../model/errors"
 import { Decision, knownCategories } from "../model/finding"
 import { modelIdSchema } from "../model/model-id"
 
+/** Where CI pipelines are defined (GitLab, GitHub Actions, CircleCI, Jenkins, Azure, Bitbucket). */
+export const ciPipelineGlobs: readonly string[] = [
+  "**/.gitlab-ci.yml",
+  "**/.gitlab/ci/**",
+  "**/.github/workflows/**",
+  "**/.circleci/**",
+  "**/jenkinsfile",
+  "**/azure-pipelines.yml",
+  "**/bitbucket-pipelines.yml",
+]
+
 /** The specialist reviewers the system knows; config keys and agent names use these spellings. */
 export const ReviewerName = z.enum(knownCategories)
 export type ReviewerName = z.infer<typeof ReviewerName>
@@ -289,14 +300,8 @@ export const defaults = {
     "**/middleware/**",
     "**/middlewares/**",
     "**/*middleware*",
-    "**/.gitlab-ci.yml",
     "**/.gitlab-ci/**",
-    "**/.gitlab/ci/**",
-    "**/.github/workflows/**",
-    "**/.circleci/**",
-    "**/jenkinsfile",
-    "**/azure-pipelines.yml",
-    "**/bitbucket-pipelines.yml",
+    ...ciPipelineGlobs,
     "**/migrations/**",
     "**/migration/**",
     "**/migrate/**",

@@ -1,4 +1,5 @@
 import { compareSeverity, Decision, type Finding } from "../model/finding"
+import { comparableText, plural } from "../model/text"
 
 /**
  * The rubric's numbers (docs/design-numbers.md#the-decision), biased toward
@@ -135,38 +136,38 @@ function applyRubric(findings: readonly Finding[]): DecisionResult {
   if (critical.length > 0) {
     return {
       decision: "significant_concerns",
-      reasons: [`${count(critical.length, "critical finding")}: ${titles(critical)}`],
+      reasons: [`${plural(critical.length, "critical finding")}: ${titles(critical)}`],
     }
   }
   if (warnings.length >= decisionThresholds.riskyWarnings) {
     return {
       decision: "minor_issues",
-      reasons: [`${count(warnings.length, "warning")}: a risky pattern (${decisionThresholds.riskyWarnings} or more)`],
+      reasons: [`${plural(warnings.length, "warning")}: a risky pattern (${decisionThresholds.riskyWarnings} or more)`],
     }
   }
   if (risky.length >= decisionThresholds.riskyCategoryWarnings) {
     return {
       decision: "minor_issues",
       reasons: [
-        `${count(risky.length, "warning")} in ${decisionThresholds.riskyCategories.join("/")}: a production-risk pattern: ${titles(risky)}`,
+        `${plural(risky.length, "warning")} in ${decisionThresholds.riskyCategories.join("/")}: a production-risk pattern: ${titles(risky)}`,
       ],
     }
   }
   if (warnings.length > 0) {
-    const also = suggestions.length > 0 ? ` and ${count(suggestions.length, "suggestion")}` : ""
+    const also = suggestions.length > 0 ? ` and ${plural(suggestions.length, "suggestion")}` : ""
     return {
       decision: "approved_with_comments",
-      reasons: [`${count(warnings.length, "warning")}${also}, no risky pattern`],
+      reasons: [`${plural(warnings.length, "warning")}${also}, no risky pattern`],
     }
   }
   if (suggestions.length > decisionThresholds.fewSuggestions) {
-    return { decision: "approved_with_comments", reasons: [`${count(suggestions.length, "suggestion")} only`] }
+    return { decision: "approved_with_comments", reasons: [`${plural(suggestions.length, "suggestion")} only`] }
   }
   if (suggestions.length > 0) {
     return {
       decision: "approved",
       reasons: [
-        `${count(suggestions.length, "suggestion")} only (a few: ${decisionThresholds.fewSuggestions} or fewer)`,
+        `${plural(suggestions.length, "suggestion")} only (a few: ${decisionThresholds.fewSuggestions} or fewer)`,
       ],
     }
   }
@@ -175,21 +176,9 @@ function applyRubric(findings: readonly Finding[]): DecisionResult {
 
 function isDuplicate(a: Finding, b: Finding): boolean {
   if (a.file !== b.file || a.line !== b.line) return false
-  if (normalize(a.title) === normalize(b.title)) return true
-  const body = normalize(a.body)
-  return body !== "" && body === normalize(b.body)
-}
-
-function normalize(text: string): string {
-  return text
-    .toLowerCase()
-    .replace(/\s+/g, " ")
-    .trim()
-    .replace(/[.!?;:,]+$/, "")
-}
-
-function count(value: number, noun: string): string {
-  return `${value} ${noun}${value === 1 ? "" : "s"}`
+  if (comparableText(a.title) === comparableText(b.title)) return true
+  const body = comparableText(a.body)
+  return body !== "" && body === comparableText(b.body)
 }
 
 function titles(findings: readonly Finding[]): string {

@@ -1,4 +1,5 @@
 import { compareSeverity, type Finding, normalizeCategory, type Severity } from "../model/finding"
+import { comparableText } from "../model/text"
 import { findingFingerprints } from "./fingerprints"
 import { fixWindowLines } from "./line-trace"
 
@@ -81,7 +82,10 @@ export function carryOver(
       previous.find((entry) => open(entry) && entry.fingerprint != null && entry.fingerprint === fingerprints[index]),
     (finding) =>
       previous.find(
-        (entry) => open(entry) && fileOf(entry) === finding.file && normalize(entry.title) === normalize(finding.title),
+        (entry) =>
+          open(entry) &&
+          fileOf(entry) === finding.file &&
+          comparableText(entry.title) === comparableText(finding.title),
       ),
     (finding) =>
       nearest(
@@ -156,7 +160,7 @@ function nearest(finding: Finding, candidates: PreviousFinding[]): PreviousFindi
 
 function words(title: string): Set<string> {
   return new Set(
-    normalize(title)
+    comparableText(title)
       .split(/[^\p{L}\p{N}]+/u)
       .filter((word) => word.length >= 3 && !stopWords.has(word)),
   )
@@ -177,11 +181,3 @@ const stopWords = new Set([
   "has",
   "have",
 ])
-
-function normalize(text: string): string {
-  return text
-    .toLowerCase()
-    .replace(/\s+/g, " ")
-    .trim()
-    .replace(/[.!?;:,]+$/, "")
-}

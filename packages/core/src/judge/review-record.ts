@@ -1,5 +1,6 @@
 import * as z from "zod"
 import { type CodeFinding, Decision, Finding, normalizeCategory } from "../model/finding"
+import { comparableText } from "../model/text"
 import { ReviewUsage, reviewUsageTotal, type UsageEntry } from "../model/usage"
 import { Tier } from "../plan/risk"
 import { PlanFile, PlanFileAgent, PlanFileEntry, type ProtocolRead, parsePlanFile } from "../protocol/plan-file"
@@ -254,15 +255,15 @@ export function parsePlanFacts(text: string): ProtocolRead<PlanFacts> {
 // so the match goes from the most to the least specific, then falls back to the category — unless
 // the reviewer of that name failed, when the coordinator must have raised it itself.
 function attribute(finding: Finding, reviewers: readonly ReviewerReport[], coordinator: string): string {
-  const title = normalize(finding.title)
+  const title = comparableText(finding.title)
   const category = normalizeCategory(finding.category)
   const tests: Array<(candidate: Finding) => boolean> = [
     (candidate) =>
       candidate.file === finding.file &&
       candidate.line === finding.line &&
       normalizeCategory(candidate.category) === category,
-    (candidate) => candidate.file === finding.file && normalize(candidate.title) === title,
-    (candidate) => normalize(candidate.title) === title,
+    (candidate) => candidate.file === finding.file && comparableText(candidate.title) === title,
+    (candidate) => comparableText(candidate.title) === title,
     (candidate) => candidate.file === finding.file && candidate.line !== null && candidate.line === finding.line,
   ]
   for (const test of tests) {
@@ -281,7 +282,7 @@ function codeKey(finding: Finding): string {
 function uniqueCodeFindings(findings: readonly CodeFinding[]): CodeFinding[] {
   const seen = new Set<string>()
   return findings.filter(({ finding }) => {
-    const key = `${codeKey(finding)}\0${normalize(finding.title)}`
+    const key = `${codeKey(finding)}\0${comparableText(finding.title)}`
     if (seen.has(key)) return false
     seen.add(key)
     return true
@@ -309,12 +310,4 @@ function usageOf(usage: ReviewRecordInput["usage"]): ReviewUsage {
   const byAgent = usage?.byAgent ?? {}
   const byModel = usage?.byModel ?? {}
   return { byAgent, byModel, costUsd: usage?.costUsd ?? reviewUsageTotal({ byAgent, byModel }).costUsd }
-}
-
-function normalize(text: string): string {
-  return text
-    .toLowerCase()
-    .replace(/\s+/g, " ")
-    .trim()
-    .replace(/[.!?;:,]+$/, "")
 }

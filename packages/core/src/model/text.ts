@@ -32,6 +32,15 @@ export function findingLocation(finding: { file: string; line: number | null }):
   return finding.line === null ? finding.file : `${finding.file}:${finding.line}`
 }
 
+/** Text as findings are compared: case, runs of spaces and trailing punctuation do not count. */
+export function comparableText(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/\s+/g, " ")
+    .trim()
+    .replace(/[.!?;:,]+$/, "")
+}
+
 /** "1 file", "3 files". */
 export function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? "" : "s"}`

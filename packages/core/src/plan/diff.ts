@@ -25,6 +25,23 @@ export interface Hunk {
   lines: DiffLine[]
 }
 
+/**
+ * The git diff this parser is built for, and every part of the system agrees on: fixed prefixes,
+ * renames and copies detected, no external diff drivers or textconv filters (they run
+ * repository-controlled programs). Append the revisions and "--".
+ */
+export const gitDiffArgs: readonly string[] = [
+  "diff",
+  "--no-color",
+  "--no-ext-diff",
+  "--no-textconv",
+  "--src-prefix=a/",
+  "--dst-prefix=b/",
+  "-M",
+  "-C",
+  "--submodule=short",
+]
+
 /** One file of a unified git diff; `added`/`removed` match `git diff --numstat` (0 for binary). */
 export interface DiffFile {
   path: string

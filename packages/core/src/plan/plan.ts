@@ -175,12 +175,7 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     mergeRequest: change.mergeRequest,
     comments: change.comments,
     files: reviewed.map(({ file, securitySensitive, patchFile }) => ({
-      path: file.path,
-      oldPath: file.oldPath,
-      status: file.status,
-      binary: file.binary,
-      added: file.added,
-      removed: file.removed,
+      ...fileFacts(file),
       securitySensitive,
       patchFile,
     })),
@@ -255,6 +250,12 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
   return plan
 }
 
+// What the prompts and `plan --json` say of a file, in this key order.
+function fileFacts(file: DiffFile) {
+  const { path, oldPath, status, binary, added, removed } = file
+  return { path, oldPath, status, binary, added, removed }
+}
+
 /** The `plan --json` document, exactly as docs/contracts.md#plan---json specifies it. */
 export function planJson(plan: ReviewPlan) {
   return {
@@ -262,12 +263,7 @@ export function planJson(plan: ReviewPlan) {
     reasons: plan.reasons,
     totals: plan.totals,
     files: plan.files.map(({ file, noise, securitySensitive, patchFile }) => ({
-      path: file.path,
-      oldPath: file.oldPath,
-      status: file.status,
-      binary: file.binary,
-      added: file.added,
-      removed: file.removed,
+      ...fileFacts(file),
       noise,
       securitySensitive,
       patchFile,

@@ -1,3 +1,4 @@
+import { ciPipelineGlobs } from "../config/config"
 import type { DiffFile } from "./diff"
 import { compileGlobs } from "./glob"
 
@@ -68,18 +69,7 @@ export type Mechanic = Exclude<MechanicsKind, "dependencies" | "scripts" | "rest
 
 // Which files are project mechanics, by kind. A file matches the first kind that lists it.
 const mechanicsGlobs: readonly (readonly [Mechanic, readonly string[]])[] = [
-  [
-    "ci",
-    [
-      "**/.gitlab-ci.yml",
-      "**/.gitlab/ci/**",
-      "**/.github/workflows/**",
-      "**/.circleci/**",
-      "**/jenkinsfile",
-      "**/azure-pipelines.yml",
-      "**/bitbucket-pipelines.yml",
-    ],
-  ],
+  ["ci", ciPipelineGlobs],
   [
     "package-manager",
     [
