@@ -640,7 +640,7 @@ describe("the image recipe", () => {
     expect(dockerfile).toMatch(/^FROM oven\/bun:\$\{BUN_VERSION\}-slim$/m)
     expect(arg("OPENCODE_REVIEWER_VERSION")).toBe(cliVersion)
     expect(arg("OPENCODE_VERSION")).toBe(cli.dependencies["opencode-ai"])
-    expect(read("packages/core/src/run/opencode-binary.ts")).toContain(`opencodeVersion = "${arg("OPENCODE_VERSION")}"`)
+    expect(read("packages/opencode/src/binary.ts")).toContain(`opencodeVersion = "${arg("OPENCODE_VERSION")}"`)
     expect(dockerfile).toContain('bun add --global "opencode-reviewer@${OPENCODE_REVIEWER_VERSION}"')
   })
 

@@ -1,19 +1,20 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs"
-import { parseProgressLine, parseSpawnMetadata, plural, type RunEvent, tools } from "@opencode-reviewer/core"
+import { parseProgressLine, parseSpawnMetadata, plural, tools } from "@opencode-reviewer/core"
+import { type RunEvent, toolUseOf } from "@opencode-reviewer/opencode/events"
 import type { Io } from "./io"
 
 // Child sessions are invisible in the parent's JSONL; the spawn_reviewers tool result carries each
 // reviewer's outcome, so that is where per-reviewer progress comes from.
 export function progress(event: RunEvent, io: Io, live: boolean): void {
-  if (event.type !== "tool_use") return
-  const part = event.part as { tool?: string; state?: { status?: string; metadata?: unknown } } | undefined
-  if (part?.tool !== tools.spawnReviewers) {
-    if (part?.tool) io.stderr(`review: coordinator used ${part.tool} (${part.state?.status ?? "?"})\n`)
+  const use = toolUseOf(event)
+  if (!use) return
+  if (use.tool !== tools.spawnReviewers) {
+    if (use.tool !== "unknown") io.stderr(`review: coordinator used ${use.tool} (${use.status})\n`)
     return
   }
   // The live progress file already told each reviewer's story; this is the fallback without it.
   if (live) return
-  const metadata = parseSpawnMetadata(part.state?.metadata)
+  const metadata = parseSpawnMetadata(use.metadata)
   if (!metadata.ok) return void io.stderr(`review: ${metadata.error}\n`)
   for (const reviewer of metadata.value.reviewers) {
     const detail =

@@ -5,12 +5,9 @@ import {
   type CoordinatorResult,
   childEnv,
   describeAttempt,
-  findOpencodeBinary,
   missingProviderKeys,
-  opencodeHomeEnv,
   ProviderKeyMissingError,
   parseSubmission,
-  prepareOpencodeHome,
   providerKeyVariables,
   providerOf,
   runCoordinator,
@@ -19,6 +16,8 @@ import {
   workDirVariable,
   workFiles,
 } from "@opencode-reviewer/core"
+import { findOpencodeBinary, opencodeHomeEnv, prepareOpencodeHome } from "@opencode-reviewer/opencode/binary"
+import { toolUseOf } from "@opencode-reviewer/opencode/events"
 import { otelPassThrough } from "@opencode-reviewer/tracing"
 import { ReviewRunError } from "./errors"
 import type { Io } from "./io"
@@ -91,8 +90,7 @@ export async function runReview(prepared: Prepared, io: Io): Promise<Coordinator
       heartbeatSeconds: config.limits.heartbeatSeconds,
       log: log.child({ stage: "coordinator" }),
       onEvent: (event) => progress(event, io, tail.seen()),
-      stopWhen: (event) =>
-        event.type === "tool_use" && event.part?.tool === submitReviewTool && existsSync(submissionFile),
+      stopWhen: (event) => toolUseOf(event)?.tool === submitReviewTool && existsSync(submissionFile),
       shouldStop: () => existsSync(submissionFile),
       onProgress: (line) => io.stderr(`review: ${line}\n`),
     })

@@ -1,9 +1,10 @@
 // What other packages may import from core, by stage (the data flow reads top to bottom).
 // The runtime plugin imports pure modules by path instead; see the exports map in package.json.
 
+// opencode (the adapter's): the config type plugins see in postConfigure.
+export { OpencodeConfig } from "@opencode-reviewer/opencode/config"
 // assemble
 export { assembleConfig } from "./assemble/assemble"
-export { OpencodeConfig } from "./assemble/opencode-config"
 export type { Config, ConfigResult } from "./config/config"
 // config
 export { applyModelEnv, ConfigInput, defaults, ModelTier, parseConfigText, resolveConfig } from "./config/config"
@@ -68,12 +69,4 @@ export { reportFiles, writeReports } from "./report/reports"
 export { childEnv } from "./run/child-env"
 export type { CoordinatorResult, StepUsage } from "./run/coordinator"
 export { describeAttempt, runCoordinator } from "./run/coordinator"
-export type { RunEvent } from "./run/jsonl"
-export {
-  findOpencodeBinary,
-  opencodeHomeEnv,
-  opencodeQuietEnv,
-  opencodeVersion,
-  prepareOpencodeHome,
-} from "./run/opencode-binary"
 export { missingProviderKeys, ProviderKeyMissingError, providerKeyVariables } from "./run/provider-keys"

@@ -1,5 +1,4 @@
-import type { Plugin } from "@opencode-ai/plugin"
-import { tool } from "@opencode-ai/plugin"
+import { type Plugin, tool } from "@opencode-reviewer/opencode/plugin"
 
 /**
  * The `/fullreview` OpenCode plugin: adds the `fullreview` command and the tool it calls. The tool

@@ -1,7 +1,7 @@
-import type { SessionError } from "@opencode-reviewer/core/run/provider-errors"
+import type { SessionError } from "@opencode-reviewer/opencode/errors"
+import type { AssistantReply, SessionSignal } from "@opencode-reviewer/opencode/session"
 import type { Clock } from "./clock"
-import { type AssistantReply, noTokens, type SessionDriver, type Tokens } from "./driver"
-import type { SessionSignal } from "./events"
+import { noTokens, type SessionDriver, type Tokens } from "./driver"
 
 /** What a scripted model does with one prompt. */
 export type FakeBehaviour =

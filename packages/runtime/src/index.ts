@@ -6,9 +6,16 @@ export {
   describeError,
   type ErrorKind,
   type ErrorVerdict,
-  isSessionError,
-  type SessionError,
 } from "@opencode-reviewer/core/run/provider-errors"
+// OpenCode's shapes the runtime's own types use; the adapter reads them.
+export type { SessionError } from "@opencode-reviewer/opencode/errors"
+export {
+  type AssistantReply,
+  ChildSessionRequestError,
+  type RetryStatus,
+  type SessionClient,
+  type SessionSignal,
+} from "@opencode-reviewer/opencode/session"
 export {
   type BreakerEvent,
   type BreakerOptions,
@@ -19,19 +26,7 @@ export {
   selectModel,
 } from "./breaker"
 export { type Clock, createManualClock, type ManualClock, systemClock } from "./clock"
-export {
-  type AssistantReply,
-  addTokens,
-  createClientDriver,
-  noTokens,
-  readReply,
-  type SessionClient,
-  type SessionDriver,
-  splitModel,
-  type Tokens,
-} from "./driver"
-export { ChildSessionRequestError } from "./errors"
-export { type RetryStatus, readEvent, readStatus, type SessionSignal } from "./events"
+export { addTokens, createClientDriver, noTokens, type SessionDriver, type Tokens } from "./driver"
 export { askForCorrection, askForShorterAnswer, type Briefing, briefReviewer } from "./instructions"
 export {
   createSessionMonitor,

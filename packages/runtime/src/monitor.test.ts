@@ -1,7 +1,7 @@
+import type { AssistantReply, SessionSignal } from "@opencode-reviewer/opencode/session"
 import { describe, expect, test } from "vitest"
 import { createManualClock } from "./clock"
-import { type AssistantReply, noTokens, type SessionDriver } from "./driver"
-import type { SessionSignal } from "./events"
+import { noTokens, type SessionDriver } from "./driver"
 import { createSessionMonitor, type TurnEnd } from "./monitor"
 
 // A driver whose statuses and messages the test sets by hand.

@@ -1,7 +1,7 @@
-import type { SessionError } from "@opencode-reviewer/core/run/provider-errors"
+import type { SessionError } from "@opencode-reviewer/opencode/errors"
+import { type RetryStatus, readEvent, type SessionSignal } from "@opencode-reviewer/opencode/session"
 import type { Clock } from "./clock"
 import type { SessionDriver } from "./driver"
-import { type RetryStatus, readEvent, type SessionSignal } from "./events"
 
 /** Why the monitor ended a turn before the session went idle by itself. */
 export type StopReason =

@@ -1,5 +1,4 @@
-import type { Hooks, Plugin } from "@opencode-ai/plugin"
-import { tool } from "@opencode-ai/plugin"
+import { type Hooks, type Plugin, tool } from "@opencode-reviewer/opencode/plugin"
 
 /**
  * OpenCode plugin of opencode-reviewer: gives the coordinator the `spawn_reviewers` tool. Loaded by

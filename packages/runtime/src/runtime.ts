@@ -1,16 +1,15 @@
 import { appendFileSync } from "node:fs"
 import { writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import type { Hooks, PluginInput } from "@opencode-ai/plugin"
-import { tool } from "@opencode-ai/plugin"
 import { parseFindings } from "@opencode-reviewer/core/judge/findings-xml"
 import { tools, workFiles } from "@opencode-reviewer/core/protocol/names"
 import { type ProgressEntry, progressLine } from "@opencode-reviewer/core/protocol/progress"
 import { SpawnMetadata } from "@opencode-reviewer/core/protocol/spawn-metadata"
 import { redactDeep } from "@opencode-reviewer/core/run/redact"
+import { type Hooks, type PluginInput, sessionClientOf, tool, writeLog } from "@opencode-reviewer/opencode/plugin"
 import { type BreakerEvent, type Breakers, createBreakers } from "./breaker"
 import { type Clock, systemClock } from "./clock"
-import { createClientDriver, type SessionClient, type SessionDriver } from "./driver"
+import { createClientDriver, type SessionDriver } from "./driver"
 import { briefReviewer } from "./instructions"
 import { createSessionMonitor, type SessionMonitor } from "./monitor"
 import { defaultTimeoutMinutes, limitsInMs, type RuntimePlan, readPlanFile } from "./plan-file"
@@ -51,11 +50,11 @@ const s = tool.schema
  */
 export function createRuntimeHooks(input: PluginInput, options: RuntimeOptions): Hooks {
   const clock = options.clock ?? systemClock
-  const driver = options.driver ?? createClientDriver(input.client as unknown as SessionClient)
+  const driver = options.driver ?? createClientDriver(sessionClientOf(input))
   const log = (level: "debug" | "info" | "warn" | "error", message: string, extra: Record<string, unknown> = {}) => {
     // Fire and forget: logging must never hold up or break a review.
     void Promise.resolve()
-      .then(() => input.client.app.log({ body: { service: logService, level, message, extra } }))
+      .then(() => writeLog(input, { service: logService, level, message, extra }))
       .catch(() => {})
   }
   let breakers = options.breakers ?? null

@@ -7,7 +7,7 @@ import {
   opencodeQuietEnv,
   opencodeVersion,
   prepareOpencodeHome,
-} from "@opencode-reviewer/core"
+} from "@opencode-reviewer/opencode/binary"
 
 export { opencodeVersion }
 
@@ -25,7 +25,7 @@ export interface OpencodeSandbox {
 
 /**
  * Creates XDG dirs under a temp root and pre-seeds the global config dir so OpenCode does not try
- * to npm-install @opencode-ai/plugin there (which costs up to 70 s offline).
+ * to npm-install its plugin package there (which costs up to 70 s offline; see prepareOpencodeHome).
  */
 export async function createOpencodeSandbox(): Promise<OpencodeSandbox> {
   const root = await mkdtemp(join(tmpdir(), "ocr-opencode-"))

@@ -1,8 +1,14 @@
+import {
+  type AgentBlock,
+  builtInAgents,
+  OpencodeConfig,
+  type Permission,
+  readOnlyTools,
+} from "@opencode-reviewer/opencode/config"
 import { ConfigAssemblyError } from "../model/errors"
 import type { Contributions, RecordedAgent } from "../plugin/contributions"
 import type { PermissionRule, PromptSection } from "../plugin/plugin"
 import { submitReviewTool, tools } from "../protocol/names"
-import { type AgentBlock, builtInAgents, OpencodeConfig, type Permission, readOnlyTools } from "./opencode-config"
 
 /** What the assembler needs besides the contributions. */
 export interface AssemblyOptions {

@@ -1,6 +1,6 @@
+import type { OpencodeConfig } from "@opencode-reviewer/opencode/config"
 import { describe, expect, test } from "vitest"
 import { contextWarning, contextWindow } from "./context-window"
-import type { OpencodeConfig } from "./opencode-config"
 
 const config = (provider: Record<string, Record<string, unknown>> = {}) =>
   ({ provider, agent: {} }) as unknown as OpencodeConfig

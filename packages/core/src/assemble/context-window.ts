@@ -1,5 +1,5 @@
+import type { OpencodeConfig } from "@opencode-reviewer/opencode/config"
 import { splitModelId } from "../model/model-id"
-import type { OpencodeConfig } from "./opencode-config"
 
 // Context windows of the default models, used when the config's provider block gives no
 // `limit.context` for the model. A provider block always wins.

@@ -1,6 +1,6 @@
+import { type OpencodeConfig, readOnlyProblem } from "@opencode-reviewer/opencode/config"
 import { describe, expect, test } from "vitest"
 import { assembleConfig } from "../assemble/assemble"
-import { type OpencodeConfig, readOnlyProblem } from "../assemble/opencode-config"
 import { PluginConfigureError } from "../model/errors"
 import { type Logger, silentLogger } from "../model/logger"
 import type { Contributions } from "./contributions"

@@ -1,4 +1,4 @@
-import type { OpencodeConfig } from "../assemble/opencode-config"
+import type { OpencodeConfig } from "@opencode-reviewer/opencode/config"
 import { describe, PluginConfigureError } from "../model/errors"
 import type { CodeFinding } from "../model/finding"
 import type { Logger } from "../model/logger"

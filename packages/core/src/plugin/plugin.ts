@@ -1,4 +1,4 @@
-import type { OpencodeConfig } from "../assemble/opencode-config"
+import type { OpencodeConfig } from "@opencode-reviewer/opencode/config"
 import type { Finding } from "../model/finding"
 import type { Logger } from "../model/logger"
 import type { DiffFile } from "../plan/diff"

@@ -1,9 +1,10 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import type { OpencodeConfig } from "@opencode-reviewer/opencode/config"
+import { toolUseOf } from "@opencode-reviewer/opencode/events"
 import { fakeOpencodePath } from "@opencode-reviewer/testkit"
 import { afterEach, beforeEach, describe, expect, test } from "vitest"
-import type { OpencodeConfig } from "../assemble/opencode-config"
 import { OpencodeStartError } from "../model/errors"
 import { silentLogger } from "../model/logger"
 import { childEnv } from "./child-env"
@@ -228,7 +229,7 @@ describe("runCoordinator stopWhen", () => {
     }
     const started = performance.now()
     const { result } = await run([{ lines: [step("tool-calls"), submit], hang: true }], {
-      stopWhen: (event) => event.type === "tool_use" && event.part?.tool === "review_submit_review",
+      stopWhen: (event) => toolUseOf(event)?.tool === "review_submit_review",
     })
     expect(result.ok).toBe(true)
     expect(result.attempts).toHaveLength(1)

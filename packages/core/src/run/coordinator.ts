@@ -1,9 +1,20 @@
 import { writeFile } from "node:fs/promises"
-import type { OpencodeConfig } from "../assemble/opencode-config"
+import { type OpencodeConfig, withDefaultAgentModel } from "@opencode-reviewer/opencode/config"
+import {
+  cutOffReason,
+  errorEventOf,
+  type JsonlLine,
+  type RunEvent,
+  readJsonl,
+  type StepFinish,
+  stepFinishOf,
+  type ToolUse,
+  textOf,
+  toolUseOf,
+} from "@opencode-reviewer/opencode/events"
+import { spawnRun } from "@opencode-reviewer/opencode/run"
 import { OpencodeStartError } from "../model/errors"
 import type { Logger } from "../model/logger"
-import { type JsonlLine, type RunEvent, readJsonl } from "./jsonl"
-import { opencodeQuietEnv } from "./opencode-binary"
 import { type ClassifiedError, classifyProviderError, retryableText } from "./provider-errors"
 
 /** Tokens of one model step, as `step_finish` reports them. */
@@ -34,7 +45,7 @@ export interface CoordinatorResult {
   attempts: CoordinatorAttempt[]
   steps: StepUsage[]
   /** Completed tool calls of the root session (spawn_reviewers metadata carries the reviewers). */
-  toolUses: { tool: string; status: string; input: unknown; output: string; metadata: Record<string, unknown> }[]
+  toolUses: ToolUse[]
   /** The root session's final text (the last `text` event), for a review given without the tool. */
   finalText: string
   /** Lines that were not JSON events (kept for the log; never fatal). */
@@ -133,25 +144,17 @@ async function runAttempt(
   result: CoordinatorResult,
 ): Promise<CoordinatorAttempt> {
   const started = performance.now()
-  const config = withCoordinatorModel(options.config, model)
-  const configText = JSON.stringify(config)
+  const config = withDefaultAgentModel(options.config, model)
   if (options.configFile) await writeFile(options.configFile, JSON.stringify(config, null, 2) + "\n", { mode: 0o600 })
 
   const child = spawnOpencode(options.binary, () =>
-    Bun.spawn([options.binary, "run", "--format", "json", "--agent", config.default_agent, "--title", options.title], {
-      cwd: options.repoDir,
-      env: {
-        ...options.env,
-        // OpenCode takes the project directory from PWD, not from the process's cwd (docs/opencode.md, pitfall 1).
-        PWD: options.repoDir,
-        OPENCODE_CONFIG_CONTENT: configText,
-        ...opencodeQuietEnv,
-        // A heap cap for the Bun runtime inside opencode: JSC sizes its heap to this much RAM.
-        BUN_JSC_forceRAMSize: options.env.BUN_JSC_forceRAMSize ?? String(2 * 1024 ** 3),
-      },
-      stdin: new Blob([options.prompt]),
-      stdout: "pipe",
-      stderr: "pipe",
+    spawnRun({
+      binary: options.binary,
+      directory: options.repoDir,
+      config,
+      title: options.title,
+      prompt: options.prompt,
+      env: options.env,
     }),
   )
 
@@ -187,13 +190,17 @@ async function runAttempt(
       events += 1
       const event = line.event
       options.onEvent?.(event)
-      if (event.type === "error") lastError = event.error
-      if (event.type === "text" && typeof event.part?.text === "string") result.finalText = event.part.text
-      if (event.type === "step_finish") {
-        lastReason = event.part?.reason ?? null
-        result.steps.push(stepUsage(config.default_agent, model, event.part ?? {}))
+      const failed = errorEventOf(event)
+      if (failed) lastError = failed.error
+      const text = textOf(event)
+      if (text !== null) result.finalText = text
+      const step = stepFinishOf(event)
+      if (step) {
+        lastReason = step.reason
+        result.steps.push(stepUsage(config.default_agent, model, step))
       }
-      if (event.type === "tool_use") result.toolUses.push(toolUse(event.part ?? {}))
+      const use = toolUseOf(event)
+      if (use) result.toolUses.push(use)
       if (options.stopWhen?.(event)) kill("ok")
     }
   }
@@ -224,7 +231,7 @@ async function runAttempt(
 
   if (outcome) return { ...base, outcome, error: null }
   if (lastError !== null) return { ...base, outcome: "error", error: classifyProviderError(lastError) }
-  if (lastReason === "length") return { ...base, outcome: "length", error: null }
+  if (lastReason === cutOffReason) return { ...base, outcome: "length", error: null }
   if (exitCode !== 0 || events === 0) {
     const tail = stderrTail.trim().split("\n").slice(-3).join(" ")
     const error = classifyProviderError({
@@ -241,53 +248,12 @@ async function runAttempt(
   return { ...base, outcome: "ok", error: null }
 }
 
-/** The config with `model` as the coordinator's (and OpenCode's default and small) model. */
-export function withCoordinatorModel(config: OpencodeConfig, model: string): OpencodeConfig {
-  const coordinator = config.agent[config.default_agent]
-  return {
-    ...config,
-    model,
-    small_model: model,
-    agent: { ...config.agent, [config.default_agent]: { ...coordinator, model } },
-  }
+function stepUsage(agent: string, model: string, step: StepFinish): StepUsage {
+  return { agent, model, ...step.tokens, costUsd: step.costUsd }
 }
 
-function stepUsage(agent: string, model: string, part: Record<string, unknown>): StepUsage {
-  const tokens = (part.tokens ?? {}) as {
-    input?: number
-    output?: number
-    reasoning?: number
-    cache?: { read?: number; write?: number }
-  }
-  return {
-    agent,
-    model,
-    input: tokens.input ?? 0,
-    output: tokens.output ?? 0,
-    reasoning: tokens.reasoning ?? 0,
-    cacheRead: tokens.cache?.read ?? 0,
-    cacheWrite: tokens.cache?.write ?? 0,
-    costUsd: typeof part.cost === "number" ? part.cost : 0,
-  }
-}
-
-function toolUse(part: Record<string, unknown>): CoordinatorResult["toolUses"][number] {
-  const state = (part.state ?? {}) as {
-    status?: string
-    input?: unknown
-    output?: unknown
-    metadata?: Record<string, unknown>
-  }
-  return {
-    tool: typeof part.tool === "string" ? part.tool : "unknown",
-    status: state.status ?? "unknown",
-    input: state.input ?? null,
-    output: typeof state.output === "string" ? state.output : "",
-    metadata: state.metadata ?? {},
-  }
-}
-
-// Bun.spawn throws synchronously when the binary is missing or not executable: say which and what to do.
+// spawnRun throws synchronously, as Bun.spawn does, when the binary is missing or not executable:
+// say which and what to do.
 function spawnOpencode<T>(binary: string, spawn: () => T): T {
   try {
     return spawn()

@@ -1,8 +1,4 @@
-/** An error as OpenCode reports it on `session.error` and `AssistantMessage.error`: `{name, data}`. */
-export interface SessionError {
-  name: string
-  data?: Record<string, unknown>
-}
+import { isSessionError, type SessionError } from "@opencode-reviewer/opencode/errors"
 
 /**
  * What a child session's error means for the reviewer:
@@ -63,11 +59,6 @@ export function describeError(error: SessionError): string {
   const text = typeof data.message === "string" && data.message.trim() !== "" ? data.message.trim() : null
   const line = `${error.name}${status}${text ? `: ${text}` : ""}`.replace(/\s+/g, " ")
   return line.length > 300 ? `${line.slice(0, 297)}...` : line
-}
-
-/** Whether a value has the `{name, data?}` shape of an OpenCode error. */
-export function isSessionError(value: unknown): value is SessionError {
-  return isRecord(value) && typeof value.name === "string" && (value.data === undefined || isRecord(value.data))
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,6 +1,5 @@
 import { describe, expect, test } from "vitest"
-import { readReply, splitModel } from "./driver"
-import { readEvent } from "./events"
+import { readEvent, readReply, splitModel } from "./session"
 
 describe("readEvent", () => {
   test.each([

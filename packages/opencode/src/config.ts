@@ -1,5 +1,5 @@
 import * as z from "zod"
-import { ModelId } from "../model/model-id"
+import { ModelId } from "./model-id"
 
 /** Tools a reviewer may use: reading the repository and the work dir, nothing else. */
 export const readOnlyTools = ["read", "glob", "grep", "list"] as const
@@ -72,6 +72,17 @@ export const OpencodeConfig = z
     }
   })
 export type OpencodeConfig = z.infer<typeof OpencodeConfig>
+
+/** The config with `model` as the default agent's model, and as OpenCode's default and small model. */
+export function withDefaultAgentModel(config: OpencodeConfig, model: string): OpencodeConfig {
+  const primary = config.agent[config.default_agent]
+  return {
+    ...config,
+    model,
+    small_model: model,
+    agent: { ...config.agent, [config.default_agent]: { ...primary, model } },
+  }
+}
 
 /**
  * Why a permission map is not read-only, or null when it is: it must deny everything first and then
