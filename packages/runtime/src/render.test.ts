@@ -1,5 +1,5 @@
-import { parseFindings } from "@opencode-reviewer/core/judge/findings-xml"
 import type { Finding } from "@opencode-reviewer/core/model/finding"
+import { parseFindings } from "@opencode-reviewer/core/protocol/findings-xml"
 import { describe, expect, test } from "vitest"
 import { noTokens } from "./driver"
 import { renderFailure, renderResults } from "./render"

@@ -1,6 +1,6 @@
-import { renderFindingsXml } from "@opencode-reviewer/core/judge/findings-xml"
 import { compareSeverity, type Finding } from "@opencode-reviewer/core/model/finding"
 import { escapeAttribute, escapeXml } from "@opencode-reviewer/core/prompt/sanitize"
+import { renderFindingsXml } from "@opencode-reviewer/core/protocol/findings-xml"
 import type { ReviewerOutcome } from "./scheduler"
 
 /** OpenCode truncates tool output at 51,200 bytes or 2,000 lines (docs/opencode.md#tool-output-limits); stay well under. */

@@ -1,7 +1,7 @@
 import { appendFileSync } from "node:fs"
 import { writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import { parseFindings } from "@opencode-reviewer/core/judge/findings-xml"
+import { parseFindings } from "@opencode-reviewer/core/protocol/findings-xml"
 import { tools, workFiles } from "@opencode-reviewer/core/protocol/names"
 import { type ProgressEntry, progressLine } from "@opencode-reviewer/core/protocol/progress"
 import { SpawnMetadata } from "@opencode-reviewer/core/protocol/spawn-metadata"

@@ -1,4 +1,4 @@
-import { parseFindings } from "@opencode-reviewer/core/judge/findings-xml"
+import { parseFindings } from "@opencode-reviewer/core/protocol/findings-xml"
 import { describe, expect, test } from "vitest"
 import { type Breakers, createBreakers } from "./breaker"
 import { createManualClock, type ManualClock } from "./clock"

@@ -7,11 +7,11 @@ import { resolveConfig } from "../config/config"
 import { PluginConfigureError } from "../model/errors"
 import type { Finding } from "../model/finding"
 import { silentLogger } from "../model/logger"
-import { anonymousMergeRequest, type Change } from "../plan/change"
-import { planReview } from "../plan/plan"
 import type { Contributions } from "../plugin/contributions"
 import { runLifecycle } from "../plugin/lifecycle"
 import type { PlanView, ReviewPlugin } from "../plugin/plugin"
+import { anonymousMergeRequest, type Change } from "../review/change"
+import { planReview } from "../review/plan-review"
 import { buildReviewRecord, type PlanFacts, parsePlanFacts } from "./review-record"
 
 // Findings established by code: ConfigureContext.addFinding → lifecycle → plan.json → review.json.

@@ -3,10 +3,10 @@ import { type CodeFinding, Decision, Finding, normalizeCategory } from "../model
 import { comparableText } from "../model/text"
 import { ReviewUsage, reviewUsageTotal, type UsageEntry } from "../model/usage"
 import { Tier } from "../plan/risk"
+import type { Review } from "../protocol/findings-xml"
 import { PlanFile, PlanFileAgent, PlanFileEntry, type ProtocolRead, parsePlanFile } from "../protocol/plan-file"
 import { assessCoverage, capForCoverage, type UnreadFile } from "./coverage"
 import { decide, injectionLocations, mergeDuplicates } from "./decision"
-import type { Review } from "./findings-xml"
 import { carryOver, type PreviousFinding } from "./previous-findings"
 
 /** Whether a finding is new in this review or was already raised by the previous one. */

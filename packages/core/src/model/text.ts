@@ -1,4 +1,4 @@
-import { type Severity, severityOrder } from "../model/finding"
+import { type Severity, severityOrder } from "./finding"
 
 /** Formatting shared by the review renderers (terminal, markdown, GitLab summary). */
 

@@ -1,5 +1,5 @@
 import * as z from "zod"
-import { Review } from "../judge/findings-xml"
+import { Review } from "./findings-xml"
 import { workFiles } from "./names"
 import { type ProtocolRead, parseProtocolJson } from "./plan-file"
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest"
-import { selectAgents } from "../plan/agents"
-import type { Tier } from "../plan/risk"
-import { parseConfig } from "./config"
+import { parseConfig } from "../config/config"
+import { selectAgents } from "./agents"
+import type { Tier } from "./risk"
 import { capSpend, estimateCost, priceOf } from "./spend"
 
 const signals = { release: [], agentsMd: [], security: [] }

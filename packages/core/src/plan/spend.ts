@@ -1,8 +1,8 @@
+import type { Config } from "../config/config"
 import { splitModelId } from "../model/model-id"
 import type { Price } from "../model/usage"
-import type { PlannedAgent } from "../plan/agents"
-import type { Tier } from "../plan/risk"
-import type { Config } from "./config"
+import type { PlannedAgent } from "./agents"
+import type { Tier } from "./risk"
 
 /** USD per million tokens of one model. */
 export type { Price }
