@@ -67,21 +67,10 @@ describe("assembled config under the real opencode binary", () => {
     }
   }
 
-  test("plans all eight agents for a full-tier change with a release file", () => {
-    expect(agents).toEqual([
-      "review_coordinator",
-      "security",
-      "code-quality",
-      "performance",
-      "compliance",
-      "documentation",
-      "release",
-      "agents-md",
-    ])
-  })
-
   test("gives every reviewer only read tools", async () => {
     const reviewers = agents.filter((agent) => agent !== "review_coordinator")
+    // Every specialist, release included (which ones a tier plans: core/src/plan/agents.test.ts).
+    expect(reviewers).toHaveLength(7)
     const resolved = await Promise.all(reviewers.map(debugAgent))
     for (const [index, agent] of resolved.entries()) {
       const name = reviewers[index]!

@@ -144,42 +144,6 @@ describe("findings across pushes", () => {
     expect(threads(fake)).toHaveLength(1)
     expect(thread!.resolved).toBe(false)
   })
-
-  test("an unfixed finding the model leaves out stays open and is listed, never called fixed", async () => {
-    const { scenario, fake, env } = await gitlabScenario()
-    await scenario.run({ env })
-    const [thread] = threads(fake)
-    await pushElsewhere(scenario, fake)
-    scenario.setReply("fake/security", findingsReply([]))
-    const run = await scenario.run({ env })
-    expect(run.code, run.stderr).toBe(0)
-    expect(thread!.resolved).toBe(false)
-    expect(run.record!.resolved).toEqual([])
-    expect(run.record!.stillOpen).toEqual([
-      expect.objectContaining({
-        id: thread!.id,
-        reason: "not reported again, but the code at its lines did not change",
-      }),
-    ])
-    expect(summaryNotes(fake)[0]!.body).toContain("Earlier findings still open")
-  })
-
-  test('"won\'t fix" is recorded as dismissed, not as fixed', async () => {
-    const { scenario, fake, env } = await gitlabScenario()
-    await scenario.run({ env })
-    const [thread] = threads(fake)
-    fake.addHumanNote("Won't fix: this endpoint is internal only.", { discussionId: thread!.id })
-    scenario.setReply("fake/security", findingsReply([]))
-    const run = await scenario.run({ env })
-    expect(run.code, run.stderr).toBe(0)
-    expect(run.record!.resolved).toEqual([])
-    expect(run.record!.dismissed).toEqual([
-      expect.objectContaining({ id: thread!.id, reason: "accepted as it is by alice" }),
-    ])
-    expect(thread!.resolved).toBe(true)
-    expect(thread!.notes.at(-1)!.body).toContain("Dismissed, not fixed")
-    expect(thread!.notes.some((note) => /fixed in/i.test(note.body))).toBe(false)
-  })
 })
 
 describe("GitLab moving or refusing under the review", () => {

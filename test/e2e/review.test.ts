@@ -38,9 +38,6 @@ async function review(options: ScenarioOptions & { args?: string[]; env?: Record
   return { ...run, server: scenario.server, repo: scenario.repo, outputDir: scenario.outputDir }
 }
 
-const modelsAsked = (server: ModelServer) =>
-  [...new Set(server.requests.filter((request) => !request.isTitle).map((request) => request.model))].sort()
-
 describe("opencode-reviewer review", () => {
   test("reviews a temp repo end to end into the expected review.json", async () => {
     const run = await review()
@@ -124,37 +121,6 @@ describe("opencode-reviewer review", () => {
     const input = security.attributes.find((attribute) => attribute.key === "gen_ai.usage.input_tokens")!.value
     expect(Number(input.intValue ?? input.doubleValue)).toBe(1000)
     expect(names.some((name) => name.startsWith("chat "))).toBe(true)
-  })
-
-  test("runs the trivial set: the coordinator on the standard family and one generalist", async () => {
-    const run = await review({
-      files: { "src/app.ts": "export const a = 2\n" },
-      config: { models: { top: ["fake/top-unused"], standard: ["fake/coordinator"], light: ["fake/light-unused"] } },
-    })
-    expect(run.code).toBe(0)
-    expect(modelsAsked(run.server)).toEqual(["code-quality", "coordinator"])
-    expect(run.record!.tier).toBe("trivial")
-  })
-
-  test("runs the lite set: four agents", async () => {
-    const lines = Array.from({ length: 30 }, (_, index) => `export const value${index} = ${index}`).join("\n") + "\n"
-    const run = await review({ files: { "src/values.ts": lines } })
-    expect(run.code).toBe(0)
-    expect(modelsAsked(run.server)).toEqual(["code-quality", "compliance", "coordinator", "documentation"])
-  })
-
-  test("runs the full set with the release reviewer when release files change", async () => {
-    const run = await review({ files: { "src/auth/login.ts": "export const x = 1\n", "CHANGELOG.md": "## 2.0.0\n" } })
-    expect(modelsAsked(run.server)).toEqual([
-      "agents-md",
-      "code-quality",
-      "compliance",
-      "coordinator",
-      "documentation",
-      "performance",
-      "release",
-      "security",
-    ])
   })
 
   test("fails the coordinator back to the next model of its chain on 503", async () => {
