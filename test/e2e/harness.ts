@@ -24,6 +24,7 @@ import { main } from "opencode-reviewer"
 // Shared by the end-to-end review suites: a temp repo with a change, the scripted model playing a
 // coordinator that keeps every reviewer finding, and the CLI run in-process against the real opencode.
 
+/** Every specialist reviewer, in the order core plans them. */
 export const specialists = [
   "security",
   "code-quality",
@@ -32,7 +33,8 @@ export const specialists = [
   "documentation",
   "release",
   "agents-md",
-]
+] as const
+export type Specialist = (typeof specialists)[number]
 
 export interface Run {
   code: number

@@ -28,20 +28,13 @@ import {
 } from "@opencode-reviewer/testkit"
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest"
 import type { SpawnMetadata } from "../../packages/runtime/src/runtime"
+import { type Specialist, specialists } from "./harness"
 
 // The runtime plugin inside the real opencode binary: the coordinator's spawn_reviewers call runs
 // the planned reviewers in child sessions against the scripted model server.
 const pluginUrl = pathToFileURL(fileURLToPath(new URL("../../packages/runtime/src/plugin.ts", import.meta.url))).href
-const reviewerNames = [
-  "security",
-  "code-quality",
-  "performance",
-  "compliance",
-  "documentation",
-  "release",
-  "agents-md",
-] as const
-type ReviewerName = (typeof reviewerNames)[number]
+const reviewerNames = specialists
+type ReviewerName = Specialist
 
 let repo: TempRepo
 let sandbox: OpencodeSandbox
