@@ -8,7 +8,7 @@ export {
   type GitlabProvider,
   type GitlabProviderOptions,
 } from "./gitlab-provider"
-export { type ApprovalOutcome, type PublishResult, type ThreadRef } from "./publisher"
+export type { ApprovalOutcome, PublishResult, ThreadRef } from "./publisher"
 export {
   createRequester,
   type GitlabRequest,
