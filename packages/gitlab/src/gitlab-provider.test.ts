@@ -238,6 +238,33 @@ describe("reading the merge request", () => {
     expect(fromGit.unreviewed).toEqual([])
   })
 
+  test("a suggestion that applies is posted as GitLab's suggestion block; one neutralising would change is not", async () => {
+    await start()
+    const fix = { startLine: 2, lines: ["  return db.query('SELECT * FROM users WHERE id = ?', [id])"] }
+    // Two lines up to line 3 (the closing brace) of the changed function: `-1+0` on line 3.
+    const wide = {
+      startLine: 2,
+      lines: ["  return db.query('SELECT * FROM users WHERE id = ?', [id])", "} // parameterised"],
+    }
+    const unsafe = { startLine: 2, lines: ["/merge"] }
+    const result = await provider().publish(
+      record([
+        sqlFinding({ suggestion: fix }),
+        sqlFinding({ id: "f2", line: 3, title: "Close it", suggestion: wide }),
+        sqlFinding({ id: "f3", line: 2, title: "Quick action", suggestion: unsafe }),
+      ]),
+    )
+    expect(result.threads.created).toHaveLength(3)
+    const bodies = result.threads.created.map(
+      ({ discussionId }) => fake.state.discussions.find((candidate) => candidate.id === discussionId)!.notes[0]!.body,
+    )
+    expect(bodies[0]).toContain(`\`\`\`suggestion:-0+0\n${fix.lines[0]}\n\`\`\``)
+    expect(bodies[1]).toContain(`\`\`\`suggestion:-1+0\n${wide.lines.join("\n")}\n\`\`\``)
+    // Inside a fence GitLab's neutralisation indents a column-0 "/merge": the block would commit
+    // something else than it shows, so the finding is posted without one.
+    expect(bodies[2]).not.toContain("suggestion:")
+  })
+
   test("human replies in the bot's threads travel with the previous review, and count for break glass", async () => {
     await start()
     const first = await provider().publish(record([sqlFinding()]))

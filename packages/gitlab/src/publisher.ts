@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto"
 import {
+  type ApplicableSuggestion,
+  applicableSuggestion,
   compareSeverity,
   type DiffFile,
   findingFingerprints,
@@ -16,8 +18,9 @@ import type { CiContext } from "./ci-context"
 import { GitlabRequestError } from "./errors"
 import type { GitlabClient } from "./gitlab-client"
 import { encodeAnchor, markerIn, markers, prepareBody } from "./markers"
+import { neutralizeForGitlab } from "./neutralize"
 import { anchorFinding, type DiffRefs } from "./position"
-import { type InlineFinding, renderFailureSummary, renderSummary, renderThread } from "./summary"
+import { type InlineFinding, renderFailureSummary, renderSummary, renderThread, suggestionBlock } from "./summary"
 
 /** A finding's inline thread and the finding it carries. */
 export interface ThreadRef {
@@ -227,7 +230,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
       toSummary(finding, anchor.reason)
       continue
     }
-    const body = prepare(renderThread(finding), [
+    const body = prepare(renderThread(finding, postableSuggestion(finding, state.files)), [
       [markers.finding, fingerprint],
       [markers.severity, finding.severity],
       [markers.title, Buffer.from(finding.title.slice(0, 300), "utf8").toString("base64url")],
@@ -680,6 +683,15 @@ function short(sha: string): string {
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
+}
+
+// The finding's suggestion as GitLab will apply it, or null: it must apply to the diff's lines and
+// come through neutralisation unchanged (a changed line would commit something else than was shown).
+function postableSuggestion(finding: ReviewFinding, files: readonly DiffFile[]): ApplicableSuggestion | null {
+  const applicable = applicableSuggestion(finding, files)
+  if (!applicable.ok) return null
+  const block = suggestionBlock(applicable.suggestion)
+  return neutralizeForGitlab(block).text === block ? applicable.suggestion : null
 }
 
 /** Lines for the terminal: what was posted and what could not be done. */

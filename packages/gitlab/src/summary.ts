@@ -1,4 +1,4 @@
-import type { Decision, ReviewFinding, ReviewRecord, Severity } from "@opencode-reviewer/core"
+import type { ApplicableSuggestion, Decision, ReviewFinding, ReviewRecord, Severity } from "@opencode-reviewer/core"
 import {
   countFindings,
   findingLocation,
@@ -147,14 +147,24 @@ export function renderFailureSummary(input: { message: string; hint: string | nu
 }
 
 /** An inline thread's markdown, before neutralisation and markers. */
-export function renderThread(finding: ReviewFinding): string {
+export function renderThread(finding: ReviewFinding, suggestion: ApplicableSuggestion | null = null): string {
   const lines = [
     `**${severityMark[finding.severity]} ${severityLabels[finding.severity]} · ${oneLine(finding.category)}** — ${oneLine(finding.title)}`,
     "",
   ]
   if (finding.body.trim() !== "") lines.push(finding.body.trim(), "")
+  if (suggestion) lines.push(suggestionBlock(suggestion), "")
   lines.push(`*raised by ${oneLine(finding.reviewer)} · AI code review*`)
   return lines.join("\n") + "\n"
+}
+
+/**
+ * GitLab's committable suggestion: ```` ```suggestion:-N+0 ```` on the thread's line (the last line
+ * replaced), N lines above it included. The lines go in verbatim; `applicableSuggestion` has made
+ * sure none of them is a fence.
+ */
+export function suggestionBlock(suggestion: ApplicableSuggestion): string {
+  return [`\`\`\`suggestion:-${suggestion.endLine - suggestion.startLine}+0`, ...suggestion.lines, "```"].join("\n")
 }
 
 const decisionLabels: Record<Decision, string> = {

@@ -141,6 +141,16 @@ describe("buildReviewRecord", () => {
     ])
   })
 
+  test("a finding's suggestion is carried into review.json, and only where one was given", () => {
+    const suggestion = { startLine: 12, lines: ["  return db.query(sql, [id])"] }
+    const record = buildReviewRecord(
+      input({ review: { summary: "s", findings: [{ ...sql, suggestion }, loop], answer: null } }),
+    )
+    expect(record.findings[0]!.suggestion).toEqual(suggestion)
+    expect("suggestion" in record.findings[1]!).toBe(false)
+    expect(ReviewRecord.parse(record).findings[0]!.suggestion).toEqual(suggestion)
+  })
+
   test("a finding nobody raised, in a failed reviewer's category, is the coordinator's", () => {
     const record = buildReviewRecord(
       input({

@@ -26,6 +26,8 @@ export const ReviewFinding = z.object({
   status: FindingStatus,
   /** The earlier inline thread this finding continues (persisting findings), else null. */
   thread: z.string().nullable(),
+  /** A committable replacement, when the finding came with one (posted only where it applies). */
+  suggestion: Finding.shape.suggestion,
 })
 export type ReviewFinding = z.infer<typeof ReviewFinding>
 
@@ -195,6 +197,7 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
       body: finding.body,
       status: thread ? "persisting" : "new",
       thread,
+      ...(finding.suggestion ? { suggestion: finding.suggestion } : {}),
     }
   })
   const brief = (entry: PreviousFinding) => ({ id: entry.id, title: entry.title, file: entry.file, line: entry.line })

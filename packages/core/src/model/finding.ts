@@ -19,6 +19,19 @@ export const knownCategories = [
   "agents-md",
 ] as const
 
+/** The most lines one suggested change may replace; a longer one is a rewrite, not a suggestion. */
+export const maxSuggestionLines = 30
+
+/**
+ * Replacement text for lines `startLine` to the finding's `line` of the new file, offered as a
+ * committable suggestion. `lines` is the new text, one entry per line, verbatim (indentation kept).
+ */
+export const Suggestion = z.object({
+  startLine: z.number().int().positive(),
+  lines: z.array(z.string()).min(1).max(maxSuggestionLines),
+})
+export type Suggestion = z.infer<typeof Suggestion>
+
 /** One finding, as a reviewer or the coordinator reports it; `line` is null for a file-level finding. */
 export const Finding = z.object({
   severity: Severity,
@@ -32,6 +45,8 @@ export const Finding = z.object({
    * that id (`<review_thread id>`), however reworded. Reviewers never set it.
    */
   thread: z.string().min(1).optional(),
+  /** A committable replacement for the finding's lines; posted only where it applies (judge/suggestion.ts). */
+  suggestion: Suggestion.optional(),
 })
 export type Finding = z.infer<typeof Finding>
 

@@ -248,6 +248,55 @@ describe("parseFindings", () => {
   })
 })
 
+describe("suggestions", () => {
+  const block = (suggestion: string, line = 'line="14"') =>
+    `<findings><finding severity="suggestion" file="src/a.ts" ${line} category="code-quality"><title>Use a parameter</title><body>Bind it.</body>${suggestion}</finding></findings>`
+
+  test("a <suggestion> is read verbatim: indentation kept, entities decoded, the tag newlines dropped", () => {
+    const parsed = parseFindings(
+      block('<suggestion start_line="13">\n  if (a &lt; b) {\n    run(a & b)\n  }\n    </suggestion>'),
+    )
+    expect(parsed.ok && parsed.findings[0]!.suggestion).toEqual({
+      startLine: 13,
+      lines: ["  if (a < b) {", "    run(a & b)", "  }"],
+    })
+  })
+
+  test("start_line defaults to the finding's line; an empty suggestion is none", () => {
+    const one = parseFindings(block("<suggestion>const x = 1</suggestion>"))
+    expect(one.ok && one.findings[0]!.suggestion).toEqual({ startLine: 14, lines: ["const x = 1"] })
+    const empty = parseFindings(block("<suggestion>\n  </suggestion>"))
+    expect(empty.ok && empty.findings[0]!.suggestion).toBeUndefined()
+  })
+
+  test("a suggestion without a line, after its line, or too long is an error the model can fix", () => {
+    const errors = [
+      parseFindings(block("<suggestion>x</suggestion>", "")),
+      parseFindings(block('<suggestion start_line="15">x</suggestion>')),
+      parseFindings(
+        block(`<suggestion start_line="1">${Array.from({ length: 31 }, () => "x").join("\n")}</suggestion>`),
+      ),
+    ].map((parsed) => (parsed.ok ? "ok" : parsed.error))
+    expect(errors[0]).toContain("a <suggestion> needs the finding's line")
+    expect(errors[1]).toContain(`<suggestion start_line="15"> must be a line number from 1 up to the finding's line 14`)
+    expect(errors[2]).toContain("<suggestion> has 31 lines; at most 30")
+  })
+
+  test("renders and reads back the same suggestion", () => {
+    const finding: Finding = {
+      severity: "suggestion",
+      file: "src/a.ts",
+      line: 3,
+      category: "code-quality",
+      title: "t",
+      body: "b",
+      suggestion: { startLine: 2, lines: ["  const q = `<${x}>` && y", "", "  return q"] },
+    }
+    const parsed = parseFindings(renderFindingsXml([finding]))
+    expect(parsed.ok && parsed.findings).toEqual([finding])
+  })
+})
+
 describe("renderFindingsXml", () => {
   test("round-trips through parseFindings, escaping markup in every field", () => {
     const tricky: Finding[] = [

@@ -1,6 +1,6 @@
 import { XMLParser, XMLValidator } from "fast-xml-parser"
 import * as z from "zod"
-import { Finding, normalizeCategory, Severity } from "../model/finding"
+import { Finding, maxSuggestionLines, normalizeCategory, Severity, type Suggestion } from "../model/finding"
 import { escapeAttribute, escapeXml } from "../prompt/sanitize"
 
 /** A specialist's findings, or a short message the model can act on in its one retry. */
@@ -74,6 +74,13 @@ export function renderFindingsXml(findings: readonly Finding[], options: { inden
       `${pad}  <finding ${attributes.filter(Boolean).join(" ")}>`,
       `${pad}    <title>${escapeXml(finding.title)}</title>`,
       `${pad}    <body>${escapeXml(finding.body)}</body>`,
+      ...(finding.suggestion
+        ? [
+            `${pad}    <suggestion start_line="${finding.suggestion.startLine}">`,
+            escapeXml(finding.suggestion.lines.join("\n")),
+            `${pad}    </suggestion>`,
+          ]
+        : []),
       `${pad}  </finding>`,
     )
   }
@@ -281,6 +288,8 @@ function readFinding(item: unknown, options: FindingsParseOptions): Result<Findi
   if (!body.ok) errors.push(body.error)
 
   const thread = field("thread") ?? ""
+  const suggestion = readSuggestion(item, line ?? null)
+  if (!suggestion.ok) errors.push(suggestion.error)
 
   if (errors.length > 0) return fail(errors.join(", "))
   const candidate = Finding.safeParse({
@@ -291,10 +300,38 @@ function readFinding(item: unknown, options: FindingsParseOptions): Result<Findi
     title: title.ok ? title.value : "",
     body: body.ok ? body.value : "",
     ...(thread === "" ? {} : { thread }),
+    ...(suggestion.ok && suggestion.value ? { suggestion: suggestion.value } : {}),
   })
   if (!candidate.success)
     return fail(candidate.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join(", "))
   return { ok: true, value: candidate.data }
+}
+
+/**
+ * The optional `<suggestion start_line="N">` of a finding: replacement text for lines N to the
+ * finding's line, taken verbatim (indentation kept; only the newline after the opening tag and the
+ * one before the closing tag are dropped). An empty suggestion is no suggestion.
+ */
+function readSuggestion(item: Node, line: number | null): Result<Suggestion | null> {
+  const value = item.suggestion
+  if (value === undefined) return { ok: true, value: null }
+  if (Array.isArray(value)) return fail("more than one <suggestion>")
+  const node: Node = typeof value === "string" ? { "#text": value } : isNode(value) ? value : {}
+  const nested = Object.keys(node).find((key) => key !== "#text" && !key.startsWith("@"))
+  if (nested) return fail(`<suggestion> must hold only the replacement text, not a <${nested}> element`)
+  const text = decode(textOf(node["#text"]))
+    .replace(/^[ \t]*\r?\n/, "")
+    .replace(/\r?\n[ \t]*$/, "")
+  if (text.trim() === "") return { ok: true, value: null }
+  if (line === null) return fail("a <suggestion> needs the finding's line (the last line it replaces)")
+  const startText = decode(textOf(node["@start_line"])).trim()
+  const startLine = startText === "" ? line : /^\d+$/.test(startText) ? Number(startText) : 0
+  if (startLine < 1 || startLine > line)
+    return fail(`<suggestion start_line="${startText}"> must be a line number from 1 up to the finding's line ${line}`)
+  const lines = text.split(/\r?\n/)
+  if (lines.length > maxSuggestionLines)
+    return fail(`<suggestion> has ${lines.length} lines; at most ${maxSuggestionLines}, or describe the change instead`)
+  return { ok: true, value: { startLine, lines } }
 }
 
 // The text of a leaf element (title, body, summary, answer), decoded and trimmed; "" when absent.
@@ -341,13 +378,13 @@ function decode(text: string): string {
   )
 }
 
-const leafTags = ["title", "body", "summary", "answer"]
+const leafTags = ["title", "body", "summary", "answer", "suggestion"]
 const leafOpen = new RegExp(`<(${leafTags.join("|")})(?:\\s[^<>]*)?>`, "y")
 const wellFormedReference = /&(?:amp|lt|gt|quot|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});/y
 
 /**
  * Fixes the slips a model makes that have only one reading: a `&` that starts no entity becomes
- * `&amp;`; inside the text-only elements (title, body, summary, answer) a `<` that does not close
+ * `&amp;`; inside the text-only elements (title, body, summary, answer, suggestion) a `<` that does not close
  * the element is text and becomes `&lt;`. CDATA sections become escaped text, so that every piece
  * of text reaches `decode` in the same form.
  */
