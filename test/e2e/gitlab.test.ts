@@ -74,6 +74,18 @@ describe("opencode-reviewer review on GitLab", () => {
     expect(fake.state.discussions.filter((discussion) => !discussion.individualNote)).toHaveLength(2)
   })
 
+  test("a reviewer's suggestion that applies reaches the thread as GitLab's suggestion block", async () => {
+    const { scenario, fake, env } = await gitlabScenario()
+    const fixed = "  return db.query('SELECT * FROM users WHERE name = $1', [name])"
+    scenario.setReply("fake/security", findingsReply([{ ...sqlFinding, suggestion: { startLine: 2, lines: [fixed] } }]))
+    const run = await scenario.run({ env })
+    expect(run.code, run.stderr).toBe(2)
+    expect(run.record!.findings[0]!.suggestion).toEqual({ startLine: 2, lines: [fixed] })
+    const threads = fake.state.discussions.filter((discussion) => !discussion.individualNote)
+    expect(threads).toHaveLength(1)
+    expect(threads[0]!.notes[0]!.body).toContain(`\`\`\`suggestion:-0+0\n${fixed}\n\`\`\``)
+  })
+
   test("a re-run on the same head edits the same note and opens no new thread", async () => {
     const { scenario, fake, env } = await gitlabScenario()
     await scenario.run({ env })

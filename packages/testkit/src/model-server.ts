@@ -102,6 +102,8 @@ export interface ScriptedFinding {
   category: string
   title: string
   body: string
+  /** A `<suggestion start_line>` with these replacement lines (verbatim, escaped). */
+  suggestion?: { startLine: number; lines: string[] }
 }
 
 /** Starts a scripted model server on 127.0.0.1 with a free port. */
@@ -312,6 +314,13 @@ export function findingsXml(findings: ScriptedFinding[]): string {
       `  <finding severity="${escapeAttribute(finding.severity)}" file="${escapeAttribute(finding.file)}"${finding.line === null ? "" : ` line="${finding.line}"`} category="${escapeAttribute(finding.category)}">`,
       `    <title>${escapeXml(finding.title)}</title>`,
       `    <body>${escapeXml(finding.body)}</body>`,
+      ...(finding.suggestion
+        ? [
+            `    <suggestion start_line="${finding.suggestion.startLine}">`,
+            escapeXml(finding.suggestion.lines.join("\n")),
+            "    </suggestion>",
+          ]
+        : []),
       "  </finding>",
     ].join("\n"),
   )
