@@ -9,6 +9,28 @@ export {
 export { createTempRepo, gitEnv, type TempRepo } from "./repo"
 export const fakeOpencodePath = new URL("./fake-opencode.ts", import.meta.url).pathname
 export {
+  type FakeGithubFailure,
+  type FakeGithubFile,
+  type FakeGithubMatch,
+  type FakeGithubPull,
+  type FakeGithubRepo,
+  type FakeGithubRequest,
+  type FakeGithubReview,
+  type FakeGithubState,
+  type FakeGithubUser,
+  type FakeGithubVersion,
+  type FakeIssueComment,
+  type FakeReviewComment,
+  type FakeReviewThread,
+  type GithubActorOptions,
+  type GithubFake,
+  type GithubFakeOptions,
+  type GithubPermission,
+  type GithubPullOptions,
+  type GithubRepoOptions,
+  startGithubFake,
+} from "./github-fake"
+export {
   type FakeApproval,
   type FakeApprovalEvent,
   type FakeCommit,
