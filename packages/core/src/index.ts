@@ -14,11 +14,14 @@ export type { ReviewRecordInput } from "./judge/review-record"
 export { buildReviewRecord, PlanFacts, parsePlanFacts, ReviewFinding, ReviewRecord } from "./judge/review-record"
 export type { ApplicableSuggestion } from "./judge/suggestion"
 export { applicableSuggestion } from "./judge/suggestion"
+export type { RequestFailure } from "./model/errors"
 export { ChangeReadError, describe, ReviewError } from "./model/errors"
 export { compareSeverity, Decision, Finding, Severity, severityOrder } from "./model/finding"
 export type { Logger } from "./model/logger"
 export { silentLogger } from "./model/logger"
 export { modelIdSchema, providerOf, splitModelId } from "./model/model-id"
+export type { RetryTiming } from "./model/retry"
+export { resolveRetryTiming } from "./model/retry"
 export {
   controlCharacters,
   countFindings,

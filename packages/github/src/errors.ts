@@ -1,4 +1,4 @@
-import { ReviewError } from "@opencode-reviewer/core"
+import { type RequestFailure, ReviewError } from "@opencode-reviewer/core"
 
 /**
  * The job does not run in a GitHub Actions pull request workflow the review supports, or an
@@ -10,21 +10,8 @@ export class GithubContextError extends ReviewError<{ missing: string[]; hint: s
   }
 }
 
-/** Structured facts of a GitHub request our request layer gave up on. `status` is null when no response came. */
-export interface GithubRequestFailure extends Record<string, unknown> {
-  method: string
-  /** The URL's path only (never its query string). */
-  path: string
-  status: number | null
-  /** GitHub's `message` (JSON), the plain-text body, or what went wrong on the wire. */
-  description: string
-  attempts: number
-  /**
-   * A create (POST, GraphQL mutation) whose outcome is unknown (502/503/504, timeout, dropped
-   * connection) and that was not sent again: no `landed` check was configured, or it could not tell.
-   */
-  ambiguous: boolean
-}
+/** Structured facts of a GitHub request our request layer gave up on (core's `RequestFailure`). */
+export type GithubRequestFailure = RequestFailure
 
 /**
  * The request layer gave up on a GitHub request: retries exhausted on 502/503/504 or network errors,

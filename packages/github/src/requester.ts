@@ -1,6 +1,6 @@
 import { graphql as octokitGraphql } from "@octokit/graphql"
 import { Octokit } from "@octokit/rest"
-import { type Logger, silentLogger } from "@opencode-reviewer/core"
+import { type Logger, type RetryTiming, resolveRetryTiming, silentLogger } from "@opencode-reviewer/core"
 import { GithubCreateLandedError, GithubRateLimitError, GithubRequestError } from "./errors"
 
 // Our request layer for octokit. Octokit takes a `fetch` (`request: { fetch }`) and sends every call
@@ -46,21 +46,9 @@ export interface GithubLandedRequest {
 }
 
 /** Tuning and test seams of the request layer; every number has a default (docs/github.md). */
-export interface GithubFetchOptions {
+export interface GithubFetchOptions extends RetryTiming {
   /** The real fetch; default `globalThis.fetch`. */
   fetch?: GithubFetch
-  /** Waits between attempts; tests inject one that records the delays and returns at once. */
-  sleep?: (ms: number) => Promise<void>
-  /** Clock in ms since the epoch, for `x-ratelimit-reset` and `retry-after` dates. */
-  now?: () => number
-  /** [0, 1), for backoff jitter. */
-  random?: () => number
-  /** Per-attempt timeout until the response headers arrive; default 30 s. */
-  timeoutMs?: number
-  /** Attempts per request, the first included; default 5. */
-  maxAttempts?: number
-  /** First backoff step after a 502/503/504 or a network error; default 1 s, doubling per attempt, with jitter. */
-  baseDelayMs?: number
   /** The most one request may spend waiting, all its waits together; default 60 s. A longer rate-limit wait fails at once. */
   maxWaitMs?: number
   /** The wait after a secondary limit without `retry-after`; default 60 s ("at least one minute" [docs]), doubling while it persists. */
@@ -93,12 +81,7 @@ const resetMarginMs = 1_000
  */
 export function createGithubFetch(options: GithubFetchOptions = {}): GithubFetch {
   const fetcher: GithubFetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init))
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)))
-  const now = options.now ?? Date.now
-  const random = options.random ?? Math.random
-  const timeoutMs = options.timeoutMs ?? 30_000
-  const maxAttempts = Math.max(1, options.maxAttempts ?? 5)
-  const baseDelayMs = options.baseDelayMs ?? 1_000
+  const { sleep, now, random, timeoutMs, maxAttempts, baseDelayMs } = resolveRetryTiming(options)
   const maxWaitMs = options.maxWaitMs ?? 60_000
   const secondaryLimitWaitMs = options.secondaryLimitWaitMs ?? 60_000
   const log = options.log ?? silentLogger

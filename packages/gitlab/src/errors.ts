@@ -1,4 +1,4 @@
-import { ReviewError } from "@opencode-reviewer/core"
+import { type RequestFailure, ReviewError } from "@opencode-reviewer/core"
 
 /** The job does not run in a GitLab merge request pipeline, or a CI variable the provider needs is missing. */
 export class GitlabContextError extends ReviewError<{ missing: string[]; hint: string }> {
@@ -22,17 +22,8 @@ export class GitlabAuthError extends ReviewError<{
   }
 }
 
-/** Structured facts of a failed GitLab request. `status` is null when no response came (timeout, network). */
-export interface GitlabRequestFailure extends Record<string, unknown> {
-  method: string
-  path: string
-  status: number | null
-  /** GitLab's `error`/`message` text, or the plain-text body. */
-  description: string
-  attempts: number
-  /** A POST whose outcome is unknown (5xx or timeout) and whose landing could not be checked. */
-  ambiguous: boolean
-}
+/** Structured facts of a failed GitLab request (core's `RequestFailure`). */
+export type GitlabRequestFailure = RequestFailure
 
 /** A GitLab API request failed; `retryable` says whether the same request could succeed later. */
 export class GitlabRequestError extends ReviewError<GitlabRequestFailure> {

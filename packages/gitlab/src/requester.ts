@@ -1,5 +1,5 @@
 import type { Gitlab } from "@gitbeaker/rest"
-import { type Logger, silentLogger } from "@opencode-reviewer/core"
+import { type Logger, type RetryTiming, resolveRetryTiming, silentLogger } from "@opencode-reviewer/core"
 import { GitlabRequestError } from "./errors"
 
 /** HTTP methods the GitLab API uses. */
@@ -36,23 +36,11 @@ export interface GitlabResponse {
 }
 
 /** Tuning and test seams of the requester. */
-export interface RequesterOptions {
+export interface RequesterOptions extends RetryTiming {
   /** REST base, e.g. `https://gitlab.example.com/api/v4`. */
   apiUrl: string
   token: string
   fetch?: typeof fetch
-  /** Waits between attempts; tests inject one that records the delays and returns at once. */
-  sleep?: (ms: number) => Promise<void>
-  /** Clock in ms since the epoch, for `Retry-After` dates and `RateLimit-Reset`. */
-  now?: () => number
-  /** [0, 1), for backoff jitter. */
-  random?: () => number
-  /** Per-attempt timeout; default 30 s. */
-  timeoutMs?: number
-  /** Attempts per request, the first included; default 5. */
-  maxAttempts?: number
-  /** First backoff step; default 1 s, doubling per attempt. */
-  baseDelayMs?: number
   /** Longest wait between attempts, whatever the server asks for; default 60 s. */
   maxDelayMs?: number
   log?: Logger
@@ -76,12 +64,7 @@ const ambiguousStatuses = new Set([502, 503, 504])
 export function createRequester(options: RequesterOptions): GitlabRequester {
   const apiUrl = options.apiUrl.replace(/\/+$/, "")
   const fetcher = options.fetch ?? fetch
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)))
-  const now = options.now ?? Date.now
-  const random = options.random ?? Math.random
-  const timeoutMs = options.timeoutMs ?? 30_000
-  const maxAttempts = Math.max(1, options.maxAttempts ?? 5)
-  const baseDelayMs = options.baseDelayMs ?? 1_000
+  const { sleep, now, random, timeoutMs, maxAttempts, baseDelayMs } = resolveRetryTiming(options)
   const maxDelayMs = options.maxDelayMs ?? 60_000
   const log = options.log ?? silentLogger
 

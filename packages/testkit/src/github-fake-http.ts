@@ -1,22 +1,9 @@
 // Responses of the GitHub fake: the error bodies GitHub's REST API sends and its page/Link
 // pagination. Every body and header here is in docs/github.md with where it was verified.
 
-/** What a route handler answers. */
-export interface Reply {
-  status: number
-  /** JSON body (serialised unless `text` is set); omitted for 204. */
-  body?: unknown
-  /** A non-JSON body, sent as-is with `contentType`. */
-  text?: string
-  contentType?: string
-  headers?: Record<string, string>
-}
+import { json, type Reply } from "./fake-http"
 
-export const json = (status: number, body: unknown, headers: Record<string, string> = {}): Reply => ({
-  status,
-  body,
-  headers,
-})
+export { json, type Reply }
 
 /** The documentation page GitHub names in `documentation_url`, per operation. */
 export const docs = {

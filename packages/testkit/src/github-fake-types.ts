@@ -215,7 +215,19 @@ export interface FakeGithubReview {
   submittedAt: string | null
 }
 
-export interface FakeReviewComment {
+/** Where a review comment or its thread sits: the file, the side and the (multi-)line range. */
+export interface FakeLinePlacement {
+  path: string
+  side: "LEFT" | "RIGHT"
+  startSide: "LEFT" | "RIGHT" | null
+  /** Current line, null once the thread is outdated (GitHub returns `line: null` then). */
+  line: number | null
+  startLine: number | null
+  originalLine: number
+  originalStartLine: number | null
+}
+
+export interface FakeReviewComment extends FakeLinePlacement {
   id: number
   nodeId: string
   repo: string
@@ -225,14 +237,6 @@ export interface FakeReviewComment {
   inReplyToId: number | null
   user: FakeGithubUser
   body: string
-  path: string
-  side: "LEFT" | "RIGHT"
-  startSide: "LEFT" | "RIGHT" | null
-  /** Current line, null once the thread is outdated (GitHub returns `line: null` then). */
-  line: number | null
-  startLine: number | null
-  originalLine: number
-  originalStartLine: number | null
   commitId: string
   originalCommitId: string
   diffHunk: string
@@ -241,19 +245,12 @@ export interface FakeReviewComment {
   reactions: FakeGithubReaction[]
 }
 
-export interface FakeReviewThread {
+export interface FakeReviewThread extends FakeLinePlacement {
   id: number
   /** GraphQL node id ("PRRT_…"), what `resolveReviewThread(input: { threadId })` takes. */
   nodeId: string
   repo: string
   pullNumber: number
-  path: string
-  side: "LEFT" | "RIGHT"
-  startSide: "LEFT" | "RIGHT" | null
-  line: number | null
-  startLine: number | null
-  originalLine: number
-  originalStartLine: number | null
   isResolved: boolean
   resolvedBy: FakeGithubUser | null
   isOutdated: boolean

@@ -1,3 +1,4 @@
+import { decodeSegment } from "./fake-http"
 import { sha1, versionFromGit, versionFromText } from "./github-fake-diff"
 import { createFaults, failureReply, matches, rateHeaders, secondaryReply } from "./github-fake-faults"
 import { answerGraphql } from "./github-fake-graphql"
@@ -325,12 +326,4 @@ function toResponse(reply: Reply, rate: Record<string, string>, id: string): Res
   headers.set("content-type", "application/json; charset=utf-8")
   headers.set("x-github-media-type", "github.v3; format=json")
   return new Response(JSON.stringify(reply.body ?? null), { status: reply.status, headers })
-}
-
-function decodeSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment)
-  } catch {
-    return segment
-  }
 }

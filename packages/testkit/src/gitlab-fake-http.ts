@@ -1,16 +1,9 @@
 // Request parsing and response shaping for the GitLab fake, following what Rack, Grape and GitLab's
 // pagination helpers do (lib/gitlab/pagination/offset_header_builder.rb).
 
-/** What a route handler answers. */
-export interface Reply {
-  status: number
-  /** JSON body (serialised unless `text` is set); omitted for 204. */
-  body?: unknown
-  /** A non-JSON body, sent with `contentType`. */
-  text?: string
-  contentType?: string
-  headers?: Record<string, string>
-}
+import { json, type Reply } from "./fake-http"
+
+export { json, type Reply }
 
 /** The request body as parsed for the handlers and the request log. */
 export interface ParsedBody {
@@ -23,10 +16,6 @@ export interface ParsedBody {
   raw?: string
   /** Set when the body could not be parsed. */
   error?: string
-}
-
-export function json(status: number, body: unknown, headers: Record<string, string> = {}): Reply {
-  return { status, body, headers }
 }
 
 /** GitLab's `render_api_error!` shape: `{"message": ...}`. */

@@ -1,3 +1,4 @@
+import { decodeSegment } from "./fake-http"
 import { badGateway, createFaults, injectedReply } from "./gitlab-fake-faults"
 import { answerGraphql } from "./gitlab-fake-graphql"
 import {
@@ -329,14 +330,6 @@ function toResponse(reply: Reply): Response {
   }
   headers.set("Content-Type", "application/json")
   return new Response(JSON.stringify(reply.body ?? null), { status: reply.status, headers })
-}
-
-function decodeSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment)
-  } catch {
-    return segment
-  }
 }
 
 function nestQuery(query: URLSearchParams): Record<string, unknown> {

@@ -17,6 +17,25 @@ export class ReviewError<Data extends Record<string, unknown> = Record<string, u
 }
 
 /** The user's configuration file is unreadable or invalid; `issues` name the key paths. */
+/**
+ * The facts of an API request a provider's request layer gave up on (GitLab, GitHub). `status` is
+ * null when no response came (timeout, dropped connection).
+ */
+export interface RequestFailure extends Record<string, unknown> {
+  method: string
+  /** The URL's path only, never its query string. */
+  path: string
+  status: number | null
+  /** The service's own message (JSON), the plain-text body, or what went wrong on the wire. */
+  description: string
+  attempts: number
+  /**
+   * A create (POST, GraphQL mutation) whose outcome is unknown (5xx, timeout, dropped connection)
+   * and that was not sent again, because whether it landed could not be told.
+   */
+  ambiguous: boolean
+}
+
 export class ConfigInvalidError extends ReviewError<{ file: string | null; issues: string[] }> {
   constructor(file: string | null, issues: string[], cause?: unknown) {
     const where = file ?? "configuration"
