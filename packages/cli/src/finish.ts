@@ -93,17 +93,19 @@ export async function finishReview(prepared: Prepared, outcome: CoordinatorOutco
   }
   const planFacts = parsePlanFacts(await readFile(plan.planFile, "utf8"))
   if (!planFacts.ok) throw new ReviewRunError(`plan.json is unreadable: ${planFacts.error}`, [])
-  const reviewers = reviewerOutcomes(outcome.result)
+  // Parsed once: every use below reads the same calls.
+  const calls = spawnCalls(outcome.result)
+  const reviewers = reviewerOutcomes(calls)
   const breakGlass = prepared.provider.breakGlass?.(prepared.config.breakGlass) ?? null
   const record = buildReviewRecord({
     review,
     plan: planFacts.value,
     reviewers: reviewers.map(({ name, status, error, findings }) => ({ name, status, error, findings })),
-    usage: usageOf(outcome.result, prepared.config),
+    usage: usageOf(outcome.result, calls, prepared.config),
     durationMs: outcome.durationMs,
     breakGlass: breakGlass !== null,
     injectionSuspected: plan.injection.length > 0,
-    unjudgedFindings: unjudgedFindings(outcome.result),
+    unjudgedFindings: unjudgedFindings(calls),
     unread: prepared.change.unreviewed ?? [],
     previous: prepared.change.previousFindings ?? [],
     // Findings plugins established by code while planning: facts that join the coordinator's.
@@ -111,8 +113,7 @@ export async function finishReview(prepared: Prepared, outcome: CoordinatorOutco
   })
   if (breakGlass)
     record.notes.push(`break glass requested by ${breakGlass.by}${breakGlass.at ? ` at ${breakGlass.at}` : ""}`)
-  for (const call of spawnCalls(outcome.result))
-    if (call.error) record.notes.unshift(`spawn_reviewers could not run: ${call.error}`)
+  for (const call of calls) if (call.error) record.notes.unshift(`spawn_reviewers could not run: ${call.error}`)
   return publish(prepared, record, io)
 }
 
@@ -179,23 +180,23 @@ function spawnCalls(result: CoordinatorResult): SpawnMetadata[] {
 
 // A coordinator may call spawn_reviewers more than once (a subset again, say): each reviewer's
 // latest outcome counts, in first-run order. Every call's usage was paid for (usageOf).
-function reviewerOutcomes(result: CoordinatorResult): ReviewerOutcome[] {
+function reviewerOutcomes(calls: readonly SpawnMetadata[]): ReviewerOutcome[] {
   const latest = new Map<string, ReviewerOutcome>()
-  for (const call of spawnCalls(result)) for (const outcome of call.reviewers) latest.set(outcome.name, outcome)
+  for (const call of calls) for (const outcome of call.reviewers) latest.set(outcome.name, outcome)
   return [...latest.values()]
 }
 
 // Findings a call left out of its output to fit OpenCode's tool-output limit: the coordinator never saw them.
-function unjudgedFindings(result: CoordinatorResult): number {
-  return spawnCalls(result).reduce((sum, call) => sum + call.cut, 0)
+function unjudgedFindings(calls: readonly SpawnMetadata[]): number {
+  return calls.reduce((sum, call) => sum + call.cut, 0)
 }
 
 // Every coordinator step and every spawn_reviewers call was paid for, even when the coordinator
 // was retried afterwards; units OpenCode reports no cost for are priced from the config.
-function usageOf(result: CoordinatorResult, config: Config) {
+function usageOf(result: CoordinatorResult, calls: readonly SpawnMetadata[], config: Config) {
   const items: UsageItem[] = [
     ...result.steps.map((step) => ({ agent: step.agent, model: step.model, tokens: step, costUsd: step.costUsd })),
-    ...spawnCalls(result).flatMap((call) =>
+    ...calls.flatMap((call) =>
       call.reviewers.map((report) => ({
         agent: report.name,
         model: report.model,

@@ -75,7 +75,7 @@ export async function runReview(prepared: Prepared, io: Io): Promise<Coordinator
 
   const tail = tailProgress(join(plan.workDir, workFiles.progress), io)
   await rm(tail.file, { force: true })
-  let result: Awaited<ReturnType<typeof runCoordinator>>
+  let result: CoordinatorResult
   try {
     result = await runCoordinator({
       binary: findOpencodeBinary(io.env, import.meta.url),
