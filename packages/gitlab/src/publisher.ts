@@ -5,11 +5,17 @@ import {
   compareSeverity,
   type DiffFile,
   findingFingerprints,
+  type InlineFinding,
   type Logger,
   type PublishReport,
   type ReviewFinding,
+  type ReviewPlatform,
   type ReviewRecord,
+  renderFailureSummary,
+  renderSummary,
+  renderThread,
   type Severity,
+  upsertSummary,
 } from "@opencode-reviewer/core"
 import type { UnreviewedFile } from "./api-diff"
 import type { ApiMergeRequest, ApiNote, ApiUser, Discussion } from "./api-schemas"
@@ -20,7 +26,9 @@ import type { GitlabClient } from "./gitlab-client"
 import { encodeAnchor, markerIn, markers, prepareBody } from "./markers"
 import { neutralizeForGitlab } from "./neutralize"
 import { anchorFinding, type DiffRefs } from "./position"
-import { type InlineFinding, renderFailureSummary, renderSummary, renderThread, suggestionBlock } from "./summary"
+
+/** The words of GitLab in what the bot posts. */
+const platform: ReviewPlatform = { name: "GitLab", change: "merge request" }
 
 /** A finding's inline thread and the finding it carries. */
 export interface ThreadRef {
@@ -313,6 +321,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
     inline,
     unanchored,
     unreviewed: state.unreviewed,
+    platform,
     resolvedThreads: result.threads.resolved.length,
     breakGlass: record.breakGlass ? state.breakGlass : null,
     headSha: reviewedHead,
@@ -320,7 +329,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
   })
   const tag = `${reviewedHead}:${randomBytes(6).toString("hex")}`
   const summaryBody = prepare(fit(text), [[markers.summary, tag]])
-  result.summaryNote = await upsertSummary({
+  result.summaryNote = await summaryNotes({
     client,
     bot: state.bot,
     reviewedHead,
@@ -399,7 +408,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
 }
 
 /** Everything one write of the summary note needs. */
-interface SummaryWrite {
+interface SummaryNoteWrite {
   client: GitlabClient
   bot: ApiUser
   reviewedHead: string
@@ -410,62 +419,26 @@ interface SummaryWrite {
   warn: (message: string, error?: unknown) => void
 }
 
-/**
- * One summary note per merge request, though GitLab has no locks and two pipelines may publish at
- * once: the oldest bot summary is the one; a younger one (ours just created, or a leftover) gives
- * way and is deleted. A review of an older head never overwrites the summary of the current head.
- */
-async function upsertSummary(write: SummaryWrite): Promise<PublishResult["summaryNote"]> {
-  const { client, bot, body, tag, warn } = write
-  const summaries = async () =>
+// The bot's summary notes on the merge request, for core's upsertSummary (one summary per MR).
+function summaryNotes(write: SummaryNoteWrite): Promise<PublishResult["summaryNote"]> {
+  const { client, bot, tag } = write
+  const notes = async () =>
     (await client.discussions())
       .flatMap((discussion) => discussion.notes)
       .filter((note) => note.author.id === bot.id && !note.system && markerIn(note.body, markers.summary) !== null)
-      .sort((a, b) => a.id - b.id)
-  const create = () =>
-    client.createNote(body, async () =>
-      (await summaries()).find((candidate) => markerIn(candidate.body, markers.summary) === tag),
-    )
-  const deleteYounger = async (found: readonly ApiNote[], keep: number) => {
-    for (const extra of found.filter((note) => note.id > keep)) {
-      await client
-        .deleteNote(extra.id)
-        .catch((error: unknown) => warn(`could not delete the duplicate summary note ${extra.id}`, error))
-    }
-  }
-  const writable = (note: ApiNote) =>
-    write.reviewedHead === write.currentHead ||
-    markerIn(note.body, markers.summary)?.split(":")[0] !== write.currentHead
-
-  let found = await summaries()
-  if (found.length === 0) {
-    const note = await create()
-    found = await summaries()
-    if (found[0] === undefined || found[0].id === note.id) {
-      await deleteYounger(found, note.id)
-      return { id: note.id, action: "created" }
-    }
-    // Another run's summary landed first: ours gives way.
-    await client.deleteNote(note.id)
-    found = found.filter((candidate) => candidate.id !== note.id)
-  }
-  const keep = found[0]!
-  if (!writable(keep)) {
-    warn(`summary note ${keep.id} left as it is: it holds the review of the current head ${short(write.currentHead)}`)
-    await deleteYounger(found, keep.id)
-    return { id: keep.id, action: "kept" }
-  }
-  try {
-    const note = await client.editNote(keep.id, body)
-    await deleteYounger(found, keep.id)
-    return { id: note.id, action: "updated" }
-  } catch (error) {
-    // Deleted meanwhile (by a person, or by a concurrent run giving way): start over once.
-    if (!(error instanceof GitlabRequestError && error.data.status === 404)) throw error
-    const note = await create()
-    await deleteYounger(await summaries(), note.id)
-    return { id: note.id, action: "created" }
-  }
+  return upsertSummary(
+    {
+      list: async () => (await notes()).map((note) => ({ id: note.id, tag: markerIn(note.body, markers.summary)! })),
+      create: (body) =>
+        client.createNote(body, async () =>
+          (await notes()).find((candidate) => markerIn(candidate.body, markers.summary) === tag),
+        ),
+      edit: (id, body) => client.editNote(id, body),
+      remove: (id) => client.deleteNote(id),
+      isNotFound: (error) => error instanceof GitlabRequestError && error.data.status === 404,
+    },
+    write,
+  )
 }
 
 /** What to say on the merge request when the review could not run. */
@@ -499,8 +472,10 @@ export async function publishFailure(
   lines.push(`GitLab: ${approval.action.replace(/_/g, " ")}`)
   try {
     const tag = `${reviewedHead}:${randomBytes(6).toString("hex")}`
-    const body = prepareBody(renderFailureSummary({ ...failure, headSha: reviewedHead }), [[markers.summary, tag]]).body
-    const note = await upsertSummary({ client, bot: state.bot, reviewedHead, currentHead, body, tag, warn })
+    const body = prepareBody(renderFailureSummary({ ...failure, headSha: reviewedHead, platform }), [
+      [markers.summary, tag],
+    ]).body
+    const note = await summaryNotes({ client, bot: state.bot, reviewedHead, currentHead, body, tag, warn })
     if (note) lines.unshift(`GitLab: summary note ${note.id} ${note.action} (the review could not run)`)
   } catch (error) {
     warn("could not say on the merge request that the review could not run", error)
@@ -685,13 +660,22 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
 
-// The finding's suggestion as GitLab will apply it, or null: it must apply to the diff's lines and
-// come through neutralisation unchanged (a changed line would commit something else than was shown).
-function postableSuggestion(finding: ReviewFinding, files: readonly DiffFile[]): ApplicableSuggestion | null {
+// The finding's suggestion as GitLab's block, or null: it must apply to the diff's lines and come
+// through neutralisation unchanged (a changed line would commit something else than was shown).
+function postableSuggestion(finding: ReviewFinding, files: readonly DiffFile[]): string | null {
   const applicable = applicableSuggestion(finding, files)
   if (!applicable.ok) return null
   const block = suggestionBlock(applicable.suggestion)
-  return neutralizeForGitlab(block).text === block ? applicable.suggestion : null
+  return neutralizeForGitlab(block).text === block ? block : null
+}
+
+/**
+ * GitLab's committable suggestion: ```` ```suggestion:-N+0 ```` on the thread's line (the last line
+ * replaced), N lines above it included. The lines go in verbatim; `applicableSuggestion` has made
+ * sure none of them is a fence.
+ */
+export function suggestionBlock(suggestion: ApplicableSuggestion): string {
+  return [`\`\`\`suggestion:-${suggestion.endLine - suggestion.startLine}+0`, ...suggestion.lines, "```"].join("\n")
 }
 
 /** Lines for the terminal: what was posted and what could not be done. */

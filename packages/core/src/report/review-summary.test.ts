@@ -1,6 +1,6 @@
-import type { ReviewFinding, ReviewRecord } from "@opencode-reviewer/core"
 import { describe, expect, test } from "vitest"
-import { renderSummary, renderThread, type SummaryInput } from "./summary"
+import type { ReviewFinding, ReviewRecord } from "../judge/review-record"
+import { renderFailureSummary, renderSummary, renderThread, type SummaryInput } from "./review-summary"
 
 const finding = (over: Partial<ReviewFinding> = {}): ReviewFinding => ({
   id: "f1",
@@ -44,6 +44,7 @@ const input = (over: Partial<SummaryInput> = {}): SummaryInput => ({
   inline: [],
   unanchored: [],
   unreviewed: [],
+  platform: { name: "GitLab", change: "merge request" },
   resolvedThreads: 0,
   breakGlass: null,
   headSha: "0123456789abcdef",
@@ -119,6 +120,18 @@ describe("renderSummary", () => {
     )
     expect(text).toContain("#### Answer\n\nYes, the flag is off by default.")
     expect(text).toContain("> **Note:** the merge request changed during the review")
+  })
+
+  test("the platform's words: who sent no content, what was not reviewed", () => {
+    const github = { name: "GitHub", change: "pull request" }
+    const text = renderSummary(
+      input({ platform: github, unreviewed: [{ path: "big.bin", reason: "GitHub sent no patch" }] }),
+    )
+    expect(text).toContain("**Not reviewed** — GitHub sent no content for 1 file:")
+    expect(text).not.toContain("GitLab")
+    expect(renderFailureSummary({ message: "boom", hint: null, headSha: "0123456789", platform: github })).toContain(
+      "nothing in this pull request was reviewed",
+    )
   })
 
   test("renderThread states severity, category, title and body", () => {

@@ -1,4 +1,6 @@
-import type { ApplicableSuggestion, Decision, ReviewFinding, ReviewRecord, Severity } from "@opencode-reviewer/core"
+import type { UnreadFile } from "../judge/coverage"
+import type { ReviewFinding, ReviewRecord } from "../judge/review-record"
+import { type Decision, type Severity, severityOrder } from "../model/finding"
 import {
   countFindings,
   findingLocation,
@@ -8,10 +10,20 @@ import {
   oneLine,
   plural,
   reviewIncomplete,
-  reviewUsageTotal,
-  severityOrder,
-} from "@opencode-reviewer/core"
-import type { UnreviewedFile } from "./api-diff"
+} from "../model/text"
+import { reviewUsageTotal } from "../model/usage"
+
+// The Markdown of what a VCS provider posts about a review (the summary comment, an inline
+// thread), before neutralisation and markers. The words that differ between GitLab and GitHub come
+// from the platform; everything else reads the same on both.
+
+/** The platform a review is posted on, for the words that differ. */
+export interface ReviewPlatform {
+  /** "GitLab", "GitHub": who sent (or did not send) the diff. */
+  name: string
+  /** "merge request", "pull request". */
+  change: string
+}
 
 /** A finding shown as an inline thread, with what happened to its thread. */
 export interface InlineFinding {
@@ -25,7 +37,8 @@ export interface SummaryInput {
   inline: InlineFinding[]
   /** Findings that could not be anchored on a diff line, with why. */
   unanchored: { finding: ReviewFinding; reason: string }[]
-  unreviewed: UnreviewedFile[]
+  unreviewed: UnreadFile[]
+  platform: ReviewPlatform
   /** Threads of earlier reviews resolved by this one as fixed. */
   resolvedThreads: number
   breakGlass: { by: string; at: string | null } | null
@@ -105,7 +118,7 @@ export function renderSummary(input: SummaryInput): string {
 
   lines.push("#### Coverage", "", `- Files reviewed: ${record.coverage.reviewedFiles}`)
   if (input.unreviewed.length > 0) {
-    lines.push(`- **Not reviewed** — GitLab sent no content for ${unreadCount(input.unreviewed)}:`)
+    lines.push(`- **Not reviewed** — ${input.platform.name} sent no content for ${unreadCount(input.unreviewed)}:`)
     for (const file of input.unreviewed) lines.push(`  - ${inlineCode(file.path)} — ${oneLine(file.reason)}`)
   }
   if (record.coverage.filtered.length > 0) {
@@ -132,10 +145,15 @@ export function renderSummary(input: SummaryInput): string {
  * The summary note when no review could run (401 from every model, opencode would not start, no
  * key): what happened and what to do, and that nothing was approved. Never a decision label.
  */
-export function renderFailureSummary(input: { message: string; hint: string | null; headSha: string }): string {
+export function renderFailureSummary(input: {
+  message: string
+  hint: string | null
+  headSha: string
+  platform: ReviewPlatform
+}): string {
   const lines = ["### AI code review: could not run", ""]
   lines.push(
-    `The review of \`${input.headSha.slice(0, 8)}\` did not run, so nothing in this merge request was reviewed.`,
+    `The review of \`${input.headSha.slice(0, 8)}\` did not run, so nothing in this ${input.platform.change} was reviewed.`,
     "",
   )
   lines.push("~~~text", input.message.replace(/~{3,}/g, "~~").trim(), "~~~", "")
@@ -146,25 +164,16 @@ export function renderFailureSummary(input: { message: string; hint: string | nu
   return lines.join("\n") + "\n"
 }
 
-/** An inline thread's markdown, before neutralisation and markers. */
-export function renderThread(finding: ReviewFinding, suggestion: ApplicableSuggestion | null = null): string {
+/** An inline thread's markdown, before neutralisation and markers; `suggestion` is the platform's block. */
+export function renderThread(finding: ReviewFinding, suggestion: string | null = null): string {
   const lines = [
     `**${severityMark[finding.severity]} ${severityLabels[finding.severity]} · ${oneLine(finding.category)}** — ${oneLine(finding.title)}`,
     "",
   ]
   if (finding.body.trim() !== "") lines.push(finding.body.trim(), "")
-  if (suggestion) lines.push(suggestionBlock(suggestion), "")
+  if (suggestion) lines.push(suggestion, "")
   lines.push(`*raised by ${oneLine(finding.reviewer)} · AI code review*`)
   return lines.join("\n") + "\n"
-}
-
-/**
- * GitLab's committable suggestion: ```` ```suggestion:-N+0 ```` on the thread's line (the last line
- * replaced), N lines above it included. The lines go in verbatim; `applicableSuggestion` has made
- * sure none of them is a fence.
- */
-export function suggestionBlock(suggestion: ApplicableSuggestion): string {
-  return [`\`\`\`suggestion:-${suggestion.endLine - suggestion.startLine}+0`, ...suggestion.lines, "```"].join("\n")
 }
 
 const decisionLabels: Record<Decision, string> = {
@@ -209,7 +218,7 @@ function warnings(input: SummaryInput): { title: string; text: string }[] {
   if (input.unreviewed.length > 0) {
     result.push({
       title: "Not reviewed:",
-      text: `GitLab sent no diff content for ${unreadCount(input.unreviewed)} (listed under Coverage).`,
+      text: `${input.platform.name} sent no diff content for ${unreadCount(input.unreviewed)} (listed under Coverage).`,
     })
   }
   if (record.coverage.filtered.length > 0) {
@@ -222,7 +231,7 @@ function warnings(input: SummaryInput): { title: string; text: string }[] {
   if (record.injectionSuspected) {
     result.push({
       title: "Prompt injection suspected:",
-      text: "text in the merge request or its diff tried to pass as review instructions (see the reasons); reviewers read it as data only, and the change is not approved automatically.",
+      text: `text in the ${input.platform.change} or its diff tried to pass as review instructions (see the reasons); reviewers read it as data only, and the change is not approved automatically.`,
     })
   }
   return result
@@ -235,8 +244,8 @@ function noFindings(input: SummaryInput): string {
     : "No findings."
 }
 
-// "3 files", and the entry for files past GitLab's diff limits, whose number nobody knows.
-function unreadCount(files: readonly UnreviewedFile[]): string {
+// "3 files", and the entry for files past the platform's diff limits, whose number nobody knows.
+function unreadCount(files: readonly UnreadFile[]): string {
   const known = files.filter((file) => file.files !== null).reduce((sum, file) => sum + (file.files ?? 1), 0)
   if (!files.some((file) => file.files === null)) return plural(known, "file")
   return known > 0
@@ -264,7 +273,7 @@ function footer(record: ReviewRecord): string {
   return `Cost ${dollars(record.usage.costUsd)} · ${formatDuration(record.durationMs)}${tokenText} · opencode-reviewer`
 }
 
-// "USD", not "$": GitLab reads "$5" as a snippet reference, and the neutraliser quotes it as code.
+// "USD", not "$": GitLab reads "$5" as a snippet reference and GitHub "$…$" as math; the neutraliser would quote it.
 function dollars(value: number): string {
   return value > 0 && value < 0.01 ? `${value.toFixed(4)} USD` : `${value.toFixed(2)} USD`
 }
