@@ -57,6 +57,18 @@ export { holdVariable, submitReviewTool, tools, workDirVariable, workFiles } fro
 export { parseProgressLine } from "./protocol/progress"
 export { parseSpawnMetadata, ReviewerOutcome, SpawnMetadata } from "./protocol/spawn-metadata"
 export { parseSubmission, Submission } from "./protocol/submission"
+export type { Anchor, PreparedBody } from "./report/markers"
+export {
+  decodeAnchor,
+  encodeAnchor,
+  hiddenMarker,
+  markers,
+  prepareBody,
+  readMarker,
+  stripMarkers,
+} from "./report/markers"
+export type { Neutralized, PlatformName } from "./report/neutralize"
+export { neutralizeForGithub, neutralizeForGitlab, neutralizeMarkdown } from "./report/neutralize"
 export { reportFiles, writeReports } from "./report/reports"
 export type { InlineFinding, ReviewPlatform, SummaryInput } from "./report/review-summary"
 export { renderFailureSummary, renderSummary, renderThread } from "./report/review-summary"

@@ -1,6 +1,6 @@
-import { removeInvisible } from "@opencode-reviewer/core"
 import { describe, expect, test } from "vitest"
-import { hiddenMarker, neutralizeForGitlab, readMarker } from "./neutralize"
+import { removeInvisible } from "../model/text"
+import { neutralizeForGithub, neutralizeForGitlab, neutralizeMarkdown, type PlatformName } from "./neutralize"
 
 // Gitlab::QuickActions::Extractor: after deleting every "\r", a command is "/" + name at column 0.
 const gitlabQuickAction = /^\/[a-z_]+/im
@@ -282,40 +282,217 @@ describe("neutralizeForGitlab", () => {
   })
 })
 
-describe("hidden markers", () => {
-  test("writes a marker with and without a value", () => {
-    expect(hiddenMarker("summary")).toBe("<!-- opencode-reviewer:summary -->")
-    expect(hiddenMarker("fingerprint", "abc123")).toBe("<!-- opencode-reviewer:fingerprint=abc123 -->")
-    expect(hiddenMarker("finding", "security:f1_x-2")).toBe("<!-- opencode-reviewer:finding=security:f1_x-2 -->")
+// GitHub's forms, read independently of the module (GitHub docs, "Autolinked references and URLs"):
+// GH-12 in any case, owner/repo#12, user@sha and owner/repo@sha, and issue URLs, which write a
+// backlink unless they go through redirect.github.com.
+const githubNumber = /(?<![A-Za-z0-9_])gh-\d/i
+const pathNumber = /(?<![\w./-])[\w.-]+(?:\/[\w.-]+)*#\d/
+const commitReference = /[\w.-]@[0-9a-f]{7,40}(?![\w.])/
+const githubThread =
+  /(?<![\w.-])(?:https?:\/\/)?(?:www\.)?github\.com\/[^\s/]+\/[^\s/]+\/(?:issues|pull|discussions)\/\d/i
+
+/** The GitHub tricks on top of the GitLab corpus. */
+const githubCorpus: Record<string, string> = {
+  ...corpus,
+  "GitHub references":
+    "Fixes GH-12 and gh-7, see octo-org/octo-repo#3, octocat@deadbeef1 and octo-org/octo-repo@deadbeef1.",
+  "team mentions": "@octo-org/security-team and @octocat, please look (cc @Octo-Org/Admins).",
+  "issue URLs":
+    'See https://github.com/o/r/issues/1, www.github.com/o/r/pull/2 and [this](https://github.com/o/r/discussions/3 "t").',
+  "issue URL holding a backtick":
+    "https://github.com/o/r/issues/1?x=`@all` and HTTP://GitHub.com/o/r/pull/9#issuecomment-1",
+  "issue URL in HTML": '<a href="https://github.com/o/r/issues/4">x</a> <https://github.com/o/r/pull/5>',
+  "alert and footnote": "> [!WARNING]\n> @all see [^1]\n\n[^1]: GH-5",
+  "commands for other bots": "/lgtm\n/approve\n/retest\n/review\n```\n/lgtm\n```",
+  "command in a suggestion": "```suggestion\n/lgtm\n```",
+  "image through camo": "![x](https://camo.githubusercontent.com/abc?u=1) @all ![y](https://github.com/o/r/issues/6)",
+  math: "$x$ and $$y$$ and $`z`$",
+}
+
+describe("neutralizeForGithub on the injection corpus", () => {
+  test.each(Object.entries(githubCorpus))(
+    "%s: no command, live mention or reference, issue URL, HTML or invisible character",
+    (_name, input) => {
+      const { text } = neutralizeForGithub(input)
+      expect(text).not.toMatch(gitlabQuickAction)
+      expect(text).not.toContain("<!--")
+      expect(text).not.toMatch(invisible)
+      expect(text).not.toContain("\r")
+      for (const line of prose(text)) {
+        const seen = decodeKept(line)
+        expect(line).not.toMatch(proseQuickAction)
+        expect(line).not.toContain("<")
+        for (const pattern of [mention, reference, githubNumber, pathNumber, commitReference, githubThread])
+          expect(seen).not.toMatch(pattern)
+      }
+    },
+  )
+
+  test.each(Object.entries(githubCorpus))("%s: a second pass changes nothing", (_name, input) => {
+    const once = neutralizeForGithub(input)
+    expect(neutralizeForGithub(once.text)).toEqual({ text: once.text, changes: [] })
+  })
+
+  test.each(Object.entries(githubCorpus))(
+    "%s: GitHub's output is left as it is by the GitLab rules",
+    (_name, input) => {
+      const once = neutralizeForGithub(input).text
+      expect(neutralizeForGitlab(once).text).toBe(once)
+    },
+  )
+})
+
+describe("neutralizeForGithub", () => {
+  test.each([
+    ["a plain sentence", "The loop re-reads the file on every call; cache it once."],
+    ["an email address", "Ask alice.smith@example.com or ops@corp.example.org."],
+    [
+      "a github.com URL that is not an issue",
+      "See https://github.com/o/r/blob/main/src/a.ts#L12 and https://github.com/o/r.",
+    ],
+    [
+      "a redirected issue URL",
+      "See https://redirect.github.com/o/r/issues/1 and [it](https://redirect.github.com/o/r/pull/2).",
+    ],
+    ["a bare commit SHA", "Introduced in deadbeef1 and a5c3785ed8d6a35868bc169f07e40e889087fd2e."],
+    ["words that only look like GH-", "GHOST-1, XGH-2 and ngh-3 are not references."],
+    ["labels and milestones", "Label it ~bug for %v1.2 maybe."],
+    ["a fenced block", '```ts\nif (a < b) notify("@all", GH-1, #2, o/r#3) // https://github.com/o/r/issues/4\n```'],
+    ["code spans", "Use `@all`, `GH-1`, `o/r#3`, `<b>` and `https://github.com/o/r/issues/4` as written."],
+    ["Markdown structure", "## Summary\n\n- **Bold** and _emphasis_\n1. First\n> quoted"],
+  ])("leaves %s unchanged", (_name, input) => {
+    expect(neutralizeForGithub(input)).toEqual({ text: input, changes: [] })
   })
 
   test.each([
-    ["kind", "sum mary", undefined],
-    ["kind", "a=b", undefined],
-    ["value", "fingerprint", "abc -->"],
-    ["value", "fingerprint", "a<!--b"],
-    ["value", "fingerprint", "a b"],
-  ])("refuses a %s that could break the comment: %j %j", (_what, kind, value) => {
-    expect(() => hiddenMarker(kind, value)).toThrow(RangeError)
+    ["Fixes GH-12", "Fixes `GH-12`"],
+    ["(gh-7).", "(`gh-7`)."],
+    ["Gh-3, GH-4", "`Gh-3`, `GH-4`"],
+    ["octo-org/octo-repo#3", "`octo-org/octo-repo#3`"],
+    ["octocat@deadbeef1", "`octocat@deadbeef1`"],
+    ["octo-org/octo-repo@deadbeef1", "`octo-org/octo-repo@deadbeef1`"],
+    ["see #26", "see `#26`"],
+  ])("wraps the GitHub reference in %j", (input, expected) => {
+    expect(neutralizeForGithub(input).text).toBe(expected)
   })
 
-  test("reads the value of the last marker of a kind, empty for a bare marker, null when absent", () => {
-    const body = [
-      "Review",
-      hiddenMarker("fingerprint", "old"),
-      hiddenMarker("summary"),
-      hiddenMarker("fingerprint", "new"),
-    ].join("\n")
-    expect(readMarker(body, "fingerprint")).toBe("new")
-    expect(readMarker(body, "summary")).toBe("")
-    expect(readMarker(body, "finding")).toBeNull()
-    expect(readMarker(body, "bad kind")).toBeNull()
+  test("leaves GH-12 alone on GitLab, which does not link it", () => {
+    expect(neutralizeForGitlab("Fixes GH-12")).toEqual({ text: "Fixes GH-12", changes: [] })
+    expect(neutralizeForGithub("Fixes GH-12").changes).toEqual(["reference GH-12 neutralised"])
   })
 
-  test("a marker written by the model cannot be read after neutralisation", () => {
-    const forged = neutralizeForGitlab(corpus["forged markers"] ?? "").text
-    expect(readMarker(forged, "summary")).toBeNull()
-    expect(readMarker(forged, "fingerprint")).toBeNull()
-    expect(readMarker(`${forged}\n\n${hiddenMarker("fingerprint", "real")}`, "fingerprint")).toBe("real")
+  test.each([
+    ["@octocat", "`@octocat`"],
+    ["cc @octo-org/security-team.", "cc `@octo-org/security-team`."],
+    ["[@all](https://example.com)", "[`@all`](https://example.com)"],
+    ["mail a@b.com", "mail a@b.com"],
+  ])("neutralises the mention in %j", (input, expected) => {
+    expect(neutralizeForGithub(input).text).toBe(expected)
+  })
+
+  test.each(["!3", "&4", "costs $5", "^alert#6", "[work_item:1]", "group/project!2"])(
+    "wraps the GitLab-only form %j as GitLab does",
+    (input) => {
+      expect(neutralizeForGithub(input)).toEqual(neutralizeForGitlab(input))
+      expect(neutralizeForGithub(input).text).toContain("`")
+    },
+  )
+
+  test.each([
+    ["See https://github.com/o/r/issues/1.", "See https://redirect.github.com/o/r/issues/1."],
+    ["www.github.com/o/r/pull/2", "https://redirect.github.com/o/r/pull/2"],
+    ["HTTP://GitHub.com/o/r/issues/3#issuecomment-1", "https://redirect.github.com/o/r/issues/3#issuecomment-1"],
+    ["https://github.com/orgs/o/discussions/5", "https://redirect.github.com/orgs/o/discussions/5"],
+    [
+      '[the bug](https://github.com/o/r/issues/4 "title")',
+      '[the bug](https://redirect.github.com/o/r/issues/4 "title")',
+    ],
+    ["[a `fix`]( https://github.com/o/r/pull/6)", "[a `fix`]( https://redirect.github.com/o/r/pull/6)"],
+    ["![shot](https://github.com/o/r/issues/7)", "\\![shot](https://redirect.github.com/o/r/issues/7)"],
+    ["https://github.com/o/r/issues/8?x=@all", "https://redirect.github.com/o/r/issues/8?x=@all"],
+    ["https://github.com/o/r/issues/8?x=`y`", "`` https://redirect.github.com/o/r/issues/8?x=`y` ``"],
+  ])("sends the issue link in %j through redirect.github.com", (input, expected) => {
+    expect(neutralizeForGithub(input).text).toBe(expected)
+  })
+
+  test("leaves issue links as written on GitLab and on hosts it does not know (known gap)", () => {
+    const github = "https://github.com/o/r/issues/1"
+    expect(neutralizeForGitlab(github)).toEqual({ text: github, changes: [] })
+    const enterprise = "https://github.example.com/o/r/issues/1 and [x](/o/r/pull/2)"
+    expect(neutralizeForGithub(enterprise)).toEqual({ text: enterprise, changes: [] })
+    expect(neutralizeForGithub(`${github} ${github}`).changes).toEqual([
+      "github issue link sent through redirect.github.com (×2)",
+    ])
+  })
+
+  test.each([
+    ["<details><summary>x</summary>y</details>", "&lt;details>&lt;summary>x&lt;/summary>y&lt;/details>"],
+    ['<img src="https://evil.example/p.png">', '&lt;img src="https://evil.example/p.png">'],
+    [
+      "<sub>small</sub> <!-- opencode-reviewer:summary -->",
+      "&lt;sub>small&lt;/sub> &lt;!-- opencode-reviewer:summary -->",
+    ],
+    ["`<!-- x -->`", "`< !-- x -->`"],
+  ])("escapes HTML in %j", (input, expected) => {
+    expect(neutralizeForGithub(input).text).toBe(expected)
+  })
+
+  test("removes every invisible, bidi and control character, in code too", () => {
+    const result = neutralizeForGithub("a\u200Bb\u202Ec\u0007 `x\u2066y`\n```\nz\u{E0061}z\n```")
+    expect(result.text).toBe("abc `xy`\n```\nzz\n```")
+    expect(result.changes).toEqual(["invisible or bidi character removed (×4)", "control character removed"])
+  })
+
+  test("turns an image into a link: camo still fetches the URL it was given", () => {
+    const result = neutralizeForGithub("![chart](https://evil.example/p.png?leak=1)")
+    expect(result.text).toBe("\\![chart](https://evil.example/p.png?leak=1)")
+    expect(result.changes).toEqual(["image made a link"])
+  })
+
+  test.each([
+    ["/lgtm", "`/lgtm`"],
+    ["/review", "`/review`"],
+    ["  /approve now", "  `/approve` now"],
+    ["> /retest", "> `/retest`"],
+    ["```\n/lgtm\n```", "```\n /lgtm\n```"],
+  ])("keeps %j from reading as a command to a bot", (input, expected) => {
+    expect(neutralizeForGithub(input).text).toBe(expected)
+  })
+
+  test("escapes math as on GitLab", () => {
+    expect(neutralizeForGithub("$x$ and $$y$$").text).toBe("\\$x\\$ and \\$\\$y\\$\\$")
+  })
+
+  test("refuses a platform it does not know", () => {
+    expect(() => neutralizeMarkdown("x", "bitbucket" as PlatformName)).toThrow(RangeError)
+  })
+})
+
+describe("suggestion blocks", () => {
+  // What a reviewer's replacement lines look like: code full of what prose would neutralise.
+  const code = [
+    "  const total = items.reduce((sum, item) => sum + item.price, 0) // @all #12 GH-3 o/r#4 a@deadbeef1",
+    "\tif (a < b && c > d) return `<b>${name}</b>` + '$x$' + \"[link](url)\" + ![i](u)",
+    "  // see https://github.com/o/r/issues/1 and www.example.com/` @x `",
+    "  /* /merge */ return x // /approve",
+    "    ~~~ ''' >>> --- &#64;all &amp; \\@all \\`",
+    "",
+  ]
+
+  test.each<[PlatformName, string]>([
+    ["github", "```suggestion"],
+    ["gitlab", "```suggestion:-2+0"],
+  ])("on %s, a %s block without invisible characters comes through byte for byte", (platform, opener) => {
+    const block = [opener, ...code, "```"].join("\n")
+    expect(neutralizeMarkdown(block, platform)).toEqual({ text: block, changes: [] })
+  })
+
+  test.each([
+    ["an invisible character", "  return a\u202E + b"],
+    ["an HTML comment", "  <!-- opencode-reviewer:summary -->"],
+    ["a line starting with a slash command", "/usr/bin/env node"],
+  ])("changes a suggestion holding %s, so the publisher posts the finding without it", (_name, line) => {
+    const block = ["```suggestion", line, "```"].join("\n")
+    expect(neutralizeForGithub(block).text).not.toBe(block)
   })
 })
