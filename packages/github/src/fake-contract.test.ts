@@ -1,3 +1,5 @@
+import { symlinkSync } from "node:fs"
+import { join } from "node:path"
 import { GraphqlResponseError, graphql } from "@octokit/graphql"
 import { Octokit } from "@octokit/rest"
 import {
@@ -85,6 +87,7 @@ async function start(overrides: Partial<GithubFakeOptions> = {}): Promise<Github
         owner: "acme",
         name: "widgets",
         id: 4242,
+        dir: repo.dir,
         pulls: [
           {
             number: 7,
@@ -931,5 +934,287 @@ describe("rate limits and faults", () => {
     expect((await httpError(api.rest.pulls.get(at))).status).toBe(503)
     expect((await api.rest.pulls.get(at)).status).toBe(200)
     expect(fake.state.fakeErrors).toEqual([])
+  })
+})
+
+describe("repository contents and trees", () => {
+  const settings = '{ "reviewers": ["security"] }\n'
+  const bigSize = 1_048_577
+  let layoutSha: string
+
+  // A branch of its own, so the pull requests above keep their diffs: nested directories, a
+  // symlink to a file and one to a directory, a submodule (a gitlink with .gitmodules) and a file
+  // just over 1 MiB.
+  beforeAll(async () => {
+    repo.git("checkout", "-q", "-b", "layout", "main")
+    await repo.write({
+      "config/settings.json": settings,
+      "config/nested/deep.txt": "deep\n",
+      "config/read me.md": "a name with a space\n",
+      "assets/big.bin": new Uint8Array(bigSize).fill(120),
+      ".gitmodules": '[submodule "lib"]\n\tpath = vendor/lib\n\turl = https://example.test/acme/lib.git\n',
+    })
+    symlinkSync("settings.json", join(repo.dir, "config/link-to-settings.json"))
+    symlinkSync("nested", join(repo.dir, "config/link-to-dir"))
+    repo.git("add", "-A")
+    repo.git("update-index", "--add", "--cacheinfo", `160000,${mergeBase},vendor/lib`)
+    repo.git("commit", "-q", "-m", "layout")
+    layoutSha = repo.git("rev-parse", "HEAD").trim()
+    repo.git("checkout", "-q", "main")
+  })
+
+  const blobSha = (spec: string) => repo.git("rev-parse", spec).trim()
+  const decoded = (data: unknown) => Buffer.from((data as { content: string }).content, "base64").toString("utf8")
+
+  test("a file is read at the pull request's base branch, not its head; a ref may be a branch, a sha or short sha", async () => {
+    const fake = await start()
+    const api = client(fake)
+    const { data: pull } = await api.rest.pulls.get(at)
+    const base = await api.rest.repos.getContent({ ...inRepo, path: "src/app.ts", ref: pull.base.ref })
+    const head = await api.rest.repos.getContent({ ...inRepo, path: "src/app.ts", ref: pull.head.ref })
+    const sha = blobSha("main:src/app.ts")
+    expect(base.data).toEqual({
+      name: "app.ts",
+      path: "src/app.ts",
+      sha,
+      size: lines(30).length,
+      url: `${fake.url}/repos/acme/widgets/contents/src/app.ts?ref=main`,
+      html_url: "https://github.com/acme/widgets/blob/main/src/app.ts",
+      git_url: `${fake.url}/repos/acme/widgets/git/blobs/${sha}`,
+      download_url: "https://raw.githubusercontent.com/acme/widgets/main/src/app.ts",
+      type: "file",
+      content: expect.any(String),
+      encoding: "base64",
+      _links: {
+        self: `${fake.url}/repos/acme/widgets/contents/src/app.ts?ref=main`,
+        git: `${fake.url}/repos/acme/widgets/git/blobs/${sha}`,
+        html: "https://github.com/acme/widgets/blob/main/src/app.ts",
+      },
+    })
+    expect(decoded(base.data)).toBe(lines(30))
+    expect(decoded(head.data)).toContain("export const v5 = 500")
+    expect(decoded(head.data)).not.toBe(decoded(base.data))
+    // GitHub's base64: a newline after every 60 characters and after the last line.
+    const content = (base.data as { content: string }).content
+    const wrapped = content.split("\n")
+    expect(wrapped.pop()).toBe("")
+    expect(wrapped.slice(0, -1).every((line) => line.length === 60)).toBe(true)
+    expect(wrapped.at(-1)!.length).toBeLessThanOrEqual(60)
+    // octokit sends the path's slash encoded (src%2Fapp.ts); a raw slash reaches the same file.
+    expect(fake.requests({ path: /contents/ })[0]!.path).toBe("/repos/acme/widgets/contents/src%2Fapp.ts")
+    const raw = await fetch(`${fake.url}/repos/acme/widgets/contents/src/app.ts?ref=feature`, {
+      headers: { authorization: `token ${fake.tokens["github-actions[bot]"]}` },
+    })
+    expect(decoded(await raw.json())).toBe(decoded(head.data))
+
+    for (const ref of [mainSha, mainSha.slice(0, 7), undefined]) {
+      const { data } = await api.rest.repos.getContent({ ...inRepo, path: "src/app.ts", ...(ref ? { ref } : {}) })
+      expect((data as { sha: string }).sha).toBe(sha)
+    }
+    expect(base.headers["x-ratelimit-resource"]).toBe("core")
+  })
+
+  test("a directory lists its entries: files, directories, symlinks without target, a submodule as a file", async () => {
+    const fake = await start()
+    const api = client(fake)
+    const { data } = await api.rest.repos.getContent({ ...inRepo, path: "config", ref: "layout" })
+    expect(Array.isArray(data)).toBe(true)
+    const entries = data as unknown as Record<string, unknown>[]
+    expect(entries.map((entry) => [entry.name, entry.type, entry.size])).toEqual([
+      ["link-to-dir", "symlink", "nested".length],
+      ["link-to-settings.json", "symlink", "settings.json".length],
+      ["nested", "dir", 0],
+      ["read me.md", "file", "a name with a space\n".length],
+      ["settings.json", "file", settings.length],
+    ])
+    expect(entries.every((entry) => !("content" in entry) && !("target" in entry))).toBe(true)
+    const nested = entries[2]!
+    expect(nested).toMatchObject({
+      path: "config/nested",
+      sha: blobSha("layout:config/nested"),
+      html_url: "https://github.com/acme/widgets/tree/layout/config/nested",
+      git_url: `${fake.url}/repos/acme/widgets/git/trees/${blobSha("layout:config/nested")}`,
+      download_url: null,
+    })
+    expect(entries[3]!.url).toBe(`${fake.url}/repos/acme/widgets/contents/config/read%20me.md?ref=layout`)
+
+    const root = await api.rest.repos.getContent({ ...inRepo, path: "", ref: "layout" })
+    expect((root.data as unknown as { name: string }[]).map((entry) => entry.name)).toEqual([
+      ".gitmodules",
+      "README.md",
+      "assets",
+      "config",
+      "docs",
+      "lib",
+      "src",
+      "vendor",
+    ])
+    // "When listing the contents of a directory, submodules have their type specified as file."
+    const vendor = await api.rest.repos.getContent({ ...inRepo, path: "vendor", ref: "layout" })
+    expect(vendor.data).toEqual([
+      expect.objectContaining({ name: "lib", type: "file", sha: mergeBase, size: 0, download_url: null }),
+    ])
+    const submodule = await api.rest.repos.getContent({ ...inRepo, path: "vendor/lib", ref: "layout" })
+    expect(submodule.data).toMatchObject({
+      type: "submodule",
+      sha: mergeBase,
+      submodule_git_url: "https://example.test/acme/lib.git",
+      git_url: null,
+      html_url: null,
+    })
+  })
+
+  test("a missing path is 404 Not Found and a ref that names no commit is 404 'No commit found for the ref'", async () => {
+    const fake = await start()
+    const api = client(fake)
+    const missing = await httpError(api.rest.repos.getContent({ ...inRepo, path: "no/such/file.md", ref: "main" }))
+    expect(missing.status).toBe(404)
+    expect(missing.message).toBe("Not Found - https://docs.github.com/rest/repos/contents#get-repository-content")
+    expect(missing.response.data).toEqual({
+      message: "Not Found",
+      documentation_url: "https://docs.github.com/rest/repos/contents#get-repository-content",
+      status: "404",
+    })
+    // A file the head adds is not on the base branch.
+    expect((await httpError(api.rest.repos.getContent({ ...inRepo, path: "src/new.ts", ref: "main" }))).status).toBe(
+      404,
+    )
+    for (const ref of ["no-such-branch", "main~1", "0000000"]) {
+      const unknown = await httpError(api.rest.repos.getContent({ ...inRepo, path: "README.md", ref }))
+      expect(unknown.status).toBe(404)
+      expect(unknown.response.data).toEqual({
+        message: `No commit found for the ref ${ref}`,
+        documentation_url: "https://docs.github.com/v3/repos/contents/",
+        status: "404",
+      })
+    }
+    const hidden = await httpError(
+      client(fake, "mallory").rest.repos.getContent({ ...inRepo, path: "README.md", ref: "main" }),
+    )
+    expect([hidden.status, hidden.response.data.documentation_url]).toEqual([
+      404,
+      "https://docs.github.com/rest/repos/contents#get-repository-content",
+    ])
+    const anonymous = new Octokit({ baseUrl: fake.url, log })
+    expect((await httpError(anonymous.rest.git.getTree({ ...inRepo, tree_sha: "main" }))).status).toBe(404)
+    expect(fake.state.fakeErrors).toEqual([])
+  })
+
+  test("a symlink to a file answers as that file under the link's name; one to a directory answers as the symlink", async () => {
+    const fake = await start()
+    const api = client(fake)
+    const linked = await api.rest.repos.getContent({ ...inRepo, path: "config/link-to-settings.json", ref: "layout" })
+    expect(linked.data).toMatchObject({
+      type: "file",
+      name: "link-to-settings.json",
+      path: "config/link-to-settings.json",
+      sha: blobSha("layout:config/settings.json"),
+      size: settings.length,
+      encoding: "base64",
+    })
+    expect(decoded(linked.data)).toBe(settings)
+    const toDir = await api.rest.repos.getContent({ ...inRepo, path: "config/link-to-dir", ref: "layout" })
+    expect(toDir.data).toMatchObject({
+      type: "symlink",
+      target: "nested",
+      size: "nested".length,
+      sha: blobSha("layout:config/link-to-dir"),
+      download_url: "https://raw.githubusercontent.com/acme/widgets/layout/config/link-to-dir",
+    })
+    expect(toDir.data).not.toHaveProperty("content")
+  })
+
+  test("a file over 1 MiB comes back with encoding none and empty content", async () => {
+    const fake = await start()
+    const { data } = await client(fake).rest.repos.getContent({ ...inRepo, path: "assets/big.bin", ref: "layout" })
+    expect(data).toMatchObject({ type: "file", size: bigSize, encoding: "none", content: "" })
+    expect((data as { download_url: string }).download_url).toBe(
+      "https://raw.githubusercontent.com/acme/widgets/layout/assets/big.bin",
+    )
+  })
+
+  test("getTree with recursive lists every blob and tree, a symlink as a 120000 blob and a submodule as a 160000 commit", async () => {
+    const fake = await start()
+    const api = client(fake)
+    const { data } = await api.rest.git.getTree({ ...inRepo, tree_sha: "layout", recursive: "1" })
+    const tree = blobSha("layout^{tree}")
+    expect([data.sha, data.url, data.truncated]).toEqual([
+      tree,
+      `${fake.url}/repos/acme/widgets/git/trees/${tree}`,
+      false,
+    ])
+    expect(data.tree.map((entry) => entry.path)).toEqual(
+      repo.git("ls-tree", "-r", "-t", "--name-only", "layout").trim().split("\n"),
+    )
+    const byPath = new Map(data.tree.map((entry) => [entry.path, entry]))
+    const link = blobSha("layout:config/link-to-settings.json")
+    expect(byPath.get("config/link-to-settings.json")).toEqual({
+      path: "config/link-to-settings.json",
+      mode: "120000",
+      type: "blob",
+      sha: link,
+      size: "settings.json".length,
+      url: `${fake.url}/repos/acme/widgets/git/blobs/${link}`,
+    })
+    expect(byPath.get("config/nested")).toEqual({
+      path: "config/nested",
+      mode: "040000",
+      type: "tree",
+      sha: blobSha("layout:config/nested"),
+      url: `${fake.url}/repos/acme/widgets/git/trees/${blobSha("layout:config/nested")}`,
+    })
+    expect(byPath.get("vendor/lib")).toEqual({ path: "vendor/lib", mode: "160000", type: "commit", sha: mergeBase })
+    expect(byPath.get("assets/big.bin")).toMatchObject({ mode: "100644", type: "blob", size: bigSize })
+
+    // Without `recursive` one level; a commit sha and the tree's own sha name the same tree.
+    const top = await api.rest.git.getTree({ ...inRepo, tree_sha: layoutSha })
+    expect(top.data.tree.map((entry) => entry.path)).toEqual([
+      ".gitmodules",
+      "README.md",
+      "assets",
+      "config",
+      "docs",
+      "lib",
+      "src",
+      "vendor",
+    ])
+    expect((await api.rest.git.getTree({ ...inRepo, tree_sha: tree })).data.tree).toEqual(top.data.tree)
+    // "Setting this parameter to any value returns the objects or subtrees": 0 recurses too.
+    const zero = await api.rest.git.getTree({ ...inRepo, tree_sha: "layout", recursive: "0" })
+    expect(zero.data.tree).toHaveLength(data.tree.length)
+  })
+
+  test("getTree of an unknown ref or sha, or of a blob, is 404 Not Found; past maxTreeEntries it is truncated", async () => {
+    const fake = await start({ maxTreeEntries: 3 })
+    const api = client(fake)
+    for (const tree_sha of ["no-such-branch", "0".repeat(40), blobSha("main:README.md"), "main^{tree}"]) {
+      const error = await httpError(api.rest.git.getTree({ ...inRepo, tree_sha }))
+      expect([error.status, error.response.data]).toEqual([
+        404,
+        { message: "Not Found", documentation_url: "https://docs.github.com/rest/git/trees#get-a-tree", status: "404" },
+      ])
+    }
+    const { data } = await api.rest.git.getTree({ ...inRepo, tree_sha: "layout", recursive: "1" })
+    expect([data.truncated, data.tree.length]).toEqual([true, 3])
+    expect((await api.rest.git.getTree({ ...inRepo, tree_sha: "layout" })).data.truncated).toBe(false)
+  })
+
+  test("a pull request without a diff reads it from the repository's dir; a repository without dir fails loudly", async () => {
+    const fake = await start({
+      repos: [
+        { owner: "acme", name: "widgets", dir: repo.dir, pulls: [{ number: 9, author: "alice" }] },
+        { owner: "acme", name: "tools", private: false },
+      ],
+    })
+    const api = client(fake)
+    const { data } = await api.rest.pulls.get({ ...inRepo, pull_number: 9 })
+    expect([data.base.sha, data.head.sha]).toEqual([mainSha, featureSha])
+    const files = await api.rest.pulls.listFiles({ ...inRepo, pull_number: 9 })
+    expect(files.data.map((file) => file.filename).sort()).toEqual(
+      repo.git("diff", "--name-only", "--find-renames=30%", mergeBase, "feature").trim().split("\n").sort(),
+    )
+    const failed = await httpError(api.rest.repos.getContent({ owner: "acme", repo: "tools", path: "README.md" }))
+    expect(failed.status).toBe(500)
+    expect(fake.state.fakeErrors).toEqual([expect.stringContaining("acme/tools has no `dir`")])
   })
 })

@@ -28,6 +28,10 @@ export const docs = {
   collaboratorPermission:
     "https://docs.github.com/rest/collaborators/collaborators#get-repository-permissions-for-a-user",
   getUser: "https://docs.github.com/rest/users/users#get-the-authenticated-user",
+  getContent: "https://docs.github.com/rest/repos/contents#get-repository-content",
+  /** What the reported "No commit found for the ref" 404 names (the legacy page, not the operation's). */
+  contentRefNotFound: "https://docs.github.com/v3/repos/contents/",
+  getTree: "https://docs.github.com/rest/git/trees#get-a-tree",
   rateLimit: "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
   secondaryRateLimit:
     "https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",

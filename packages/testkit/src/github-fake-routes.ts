@@ -1,3 +1,4 @@
+import type { FakeContents } from "./github-fake-contents"
 import {
   docs,
   githubError,
@@ -38,7 +39,11 @@ export interface RouteContext {
 
 export interface RepoRoute {
   method: string
-  /** Segments after the repository, ":name" for a parameter. */
+  /**
+   * Segments after the repository: literal, ":name" for one non-empty segment, or "*name" (last
+   * only) for the rest of the path, its segments joined by "/" and possibly empty
+   * (`contents/{path}`, where octokit sends the path's slashes encoded and curl sends them raw).
+   */
   pattern: string[]
   docs: string
   run(context: RouteContext): Reply
@@ -53,7 +58,12 @@ const maxListedFiles = 3000
 const maxDiffFiles = 300
 const maxDiffLines = 20_000
 
-export function createRoutes(world: FakeWorld, render: FakeRender, reviews: FakeReviews): RepoRoute[] {
+export function createRoutes(
+  world: FakeWorld,
+  render: FakeRender,
+  reviews: FakeReviews,
+  contents: FakeContents,
+): RepoRoute[] {
   const { state } = world
 
   const pullOf = (context: RouteContext): FakeGithubPull | null => {
@@ -380,6 +390,25 @@ export function createRoutes(world: FakeWorld, render: FakeRender, reviews: Fake
     },
     {
       method: "GET",
+      pattern: ["contents", "*path"],
+      docs: docs.getContent,
+      run(context) {
+        const { searchParams } = context.url
+        const accept = context.request.headers.get("accept") ?? ""
+        return contents.getContent(context.repo, context.params.path ?? "", searchParams.get("ref"), accept)
+      },
+    },
+    {
+      method: "GET",
+      pattern: ["git", "trees", "*sha"],
+      docs: docs.getTree,
+      run(context) {
+        // "Setting this parameter to any value returns the objects or subtrees": `0` and `false` too.
+        return contents.getTree(context.repo, context.params.sha ?? "", context.url.searchParams.has("recursive"))
+      },
+    },
+    {
+      method: "GET",
       pattern: ["collaborators", ":username", "permission"],
       docs: docs.collaboratorPermission,
       run(context) {
@@ -401,17 +430,26 @@ export function matchRoute(
   segments: string[],
 ): { route: RepoRoute; params: Record<string, string> } | null {
   for (const route of routes) {
-    if (route.method !== method || route.pattern.length !== segments.length) continue
-    const params: Record<string, string> = {}
-    const ok = route.pattern.every((part, index) => {
-      const segment = segments[index] ?? ""
-      if (part.startsWith(":")) {
-        params[part.slice(1)] = segment
-        return segment !== ""
-      }
-      return part === segment
-    })
-    if (ok) return { route, params }
+    if (route.method !== method) continue
+    const params = matchPattern(route.pattern, segments)
+    if (params) return { route, params }
   }
   return null
+}
+
+function matchPattern(pattern: string[], segments: string[]): Record<string, string> | null {
+  const params: Record<string, string> = {}
+  for (const [index, part] of pattern.entries()) {
+    if (part.startsWith("*")) {
+      params[part.slice(1)] = segments.slice(index).join("/")
+      return params
+    }
+    const segment = segments[index]
+    if (segment === undefined) return null
+    if (part.startsWith(":")) {
+      if (segment === "") return null
+      params[part.slice(1)] = segment
+    } else if (part !== segment) return null
+  }
+  return segments.length === pattern.length ? params : null
 }

@@ -31,7 +31,10 @@ export interface GithubActorOptions {
   resolveThreads?: boolean
 }
 
-/** One pull request and its diff. Give `diff` (a `git diff` text) or `git` (a real repository). */
+/**
+ * One pull request and its diff. Give `diff` (a `git diff` text) or `git` (a real repository); with
+ * neither, the repository's `dir` gives it (`baseRef` and `headRef` there).
+ */
 export interface GithubPullOptions {
   number: number
   /** Login of the author; an actor is created for it when none is configured (permission "write"). */
@@ -71,6 +74,13 @@ export interface GithubRepoOptions {
    * not APPROVE.
    */
   actionsCanApprove?: boolean
+  /**
+   * A real git repository on disk whose branches, tags and commits serve `GET …/contents/{path}`
+   * and `GET …/git/trees/{tree_sha}` (docs/github.md, "Repository contents and trees"). A ref is a
+   * branch, a tag, or a full or abbreviated (7+ hex digits) sha; without it those routes answer 500
+   * and record a fake error. Pulls without `diff` or `git` read their diff from it.
+   */
+  dir?: string
   pulls?: GithubPullOptions[]
 }
 
@@ -91,6 +101,11 @@ export interface GithubFakeOptions {
    * `"Pull request review thread line must be part of the diff, …"` string reported until 2025).
    */
   lineErrors?: "current" | "legacy"
+  /**
+   * `git/trees/{sha}?recursive=1` lists at most this many entries and then says `truncated: true`
+   * (default 100,000, GitHub's documented limit; its 7 MB limit is not modelled).
+   */
+  maxTreeEntries?: number
 }
 
 /** A user as the fake stores it. */
@@ -176,6 +191,8 @@ export interface FakeGithubRepo {
   private: boolean
   defaultBranch: string
   actionsCanApprove: boolean
+  /** The repository on disk that serves contents and trees (`GithubRepoOptions.dir`), if any. */
+  dir: string | null
   pulls: FakeGithubPull[]
 }
 

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto"
 import { sha1, versionFromGit, versionFromText } from "./github-fake-diff"
+import { FakeRepoGit } from "./github-fake-git"
 import type {
   FakeGithubActor,
   FakeGithubPull,
@@ -31,7 +32,10 @@ export interface FakeWorld {
   /** The actor's permission on a repository ("none" when it has no access). */
   permission(actor: FakeGithubActor | null, repo: FakeGithubRepo): GithubPermission
   userByLogin(login: string): FakeGithubUser | undefined
+  /** The repository's files on disk (`GithubRepoOptions.dir`), or null when it has none. */
+  gitOf(repo: FakeGithubRepo): FakeRepoGit | null
   maxPatchBytes: number
+  maxTreeEntries: number
   /** Set once the server listens: http://127.0.0.1:PORT. */
   baseUrl: string
 }
@@ -83,10 +87,13 @@ export function createWorld(options: GithubFakeOptions): FakeWorld {
 
   let nextRepoId = 100001
   let nextPullId = 900001
+  const gits = new Map<string, FakeRepoGit>()
   const repoSpecs = options.repos ?? [{ owner: "acme", name: "widgets" }]
   for (const spec of repoSpecs) {
     const fullName = `${spec.owner}/${spec.name}`
     const id = spec.id ?? nextRepoId++
+    // Checked now: a dir that is not a repository fails startGithubFake, not a request later.
+    if (spec.dir !== undefined) gits.set(fullName, new FakeRepoGit(spec.dir))
     const repo: FakeGithubRepo = {
       id,
       nodeId: nodeIdOf("R", id),
@@ -96,6 +103,7 @@ export function createWorld(options: GithubFakeOptions): FakeWorld {
       private: spec.private ?? true,
       defaultBranch: spec.defaultBranch ?? "main",
       actionsCanApprove: spec.actionsCanApprove ?? false,
+      dir: spec.dir ?? null,
       pulls: [],
     }
     for (const pull of spec.pulls ?? []) {
@@ -114,7 +122,7 @@ export function createWorld(options: GithubFakeOptions): FakeWorld {
         baseRef: pull.baseRef ?? repo.defaultBranch,
         headRef: pull.headRef ?? "feature",
         headRepo: pull.headRepo ?? fullName,
-        versions: [firstVersion(pull, fullName, repo.defaultBranch)],
+        versions: [firstVersion(pull, repo)],
         createdAt: created,
         updatedAt: created,
       })
@@ -145,14 +153,20 @@ export function createWorld(options: GithubFakeOptions): FakeWorld {
       return permission === "none" && !repo.private ? "read" : permission
     },
     userByLogin: (login) => state.users.find((user) => user.login.toLowerCase() === login.toLowerCase()),
+    gitOf: (repo) => gits.get(repo.fullName) ?? null,
     maxPatchBytes: options.maxPatchBytes ?? 100_000,
+    maxTreeEntries: options.maxTreeEntries ?? 100_000,
     baseUrl: "",
   }
 }
 
-function firstVersion(pull: GithubPullOptions, fullName: string, defaultBranch: string) {
+function firstVersion(pull: GithubPullOptions, repo: FakeGithubRepo) {
+  const { fullName, defaultBranch } = repo
   if (pull.git) return versionFromGit(pull.git)
-  if (pull.diff === undefined) throw new Error(`github-fake: pull ${fullName}#${pull.number} needs \`diff\` or \`git\``)
+  if (pull.diff === undefined && repo.dir !== null)
+    return versionFromGit({ dir: repo.dir, base: pull.baseRef ?? defaultBranch, head: pull.headRef ?? "feature" })
+  if (pull.diff === undefined)
+    throw new Error(`github-fake: pull ${fullName}#${pull.number} needs \`diff\`, \`git\` or the repository's \`dir\``)
   return versionFromText(
     pull.diff,
     pull.headSha ?? sha1(`head\0${fullName}\0${pull.number}\0${pull.diff}`),

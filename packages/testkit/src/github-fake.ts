@@ -1,4 +1,5 @@
 import { decodeSegment } from "./fake-http"
+import { createContents } from "./github-fake-contents"
 import { sha1, versionFromGit, versionFromText } from "./github-fake-diff"
 import { createFaults, failureReply, matches, rateHeaders, secondaryReply } from "./github-fake-faults"
 import { answerGraphql } from "./github-fake-graphql"
@@ -62,9 +63,11 @@ export type {
 //   github-fake-types.ts     the exported types
 //   github-fake-http.ts      GitHub's error bodies, documentation URLs, page/Link pagination
 //   github-fake-diff.ts      `git diff` text parsed into files and hunks; line/side resolution
+//   github-fake-git.ts       a repository's refs, trees and blobs read with git (`dir`)
 //   github-fake-world.ts     options with defaults, actors and tokens, repositories, id counters
 //   github-fake-faults.ts    primary rate limits, the secondary limit, failNext
 //   github-fake-render.ts    GitHub's REST entities
+//   github-fake-contents.ts  the contents and trees APIs over a repository's `dir`
 //   github-fake-reviews.ts   reviews, review comments, replies, threads followed on push
 //   github-fake-routes.ts    the REST routes below /repos/{owner}/{repo}
 //   github-fake-graphql.ts   POST /graphql: review threads, resolve/unresolve
@@ -79,7 +82,7 @@ export async function startGithubFake(options: GithubFakeOptions = {}): Promise<
   const faults = createFaults(world.actors)
   const render = createRender(world)
   const reviews = createReviews(world, render)
-  const routes = createRoutes(world, render, reviews)
+  const routes = createRoutes(world, render, reviews, createContents(world))
   let requestCounter = 0
 
   const identify = (request: Request): Caller => {
