@@ -7,12 +7,15 @@ import { type Finding, parseFindings, type ReviewRecord, renderReviewXml } from 
 import {
   createTempRepo,
   findingsReply,
+  type GithubFake,
+  type GithubFakeOptions,
   type GitlabFake,
   type GitlabFakeOptions,
   gitEnv,
   type ModelServer,
   type RecordedRequest,
   type Reply,
+  startGithubFake,
   startGitlabFake,
   startModelServer,
   type TempRepo,
@@ -246,6 +249,110 @@ export function summaryNotes(fake: GitlabFake) {
 /** Inline threads (not plain comments) on the fake. */
 export function threads(fake: GitlabFake) {
   return fake.state.discussions.filter((discussion) => !discussion.individualNote)
+}
+
+/** The repository and pull request of the GitHub scenarios. */
+export const githubRepo = "acme/widgets"
+export const githubPull = 7
+
+/**
+ * A scenario whose change is pull request #7 of acme/widgets on the GitHub fake (its diff and files
+ * read from the scenario's git repository), and the environment of a GitHub Actions run for it.
+ */
+export async function githubScenario(
+  options: { scenario?: ScenarioOptions; fake?: Partial<GithubFakeOptions>; author?: string } = {},
+): Promise<{ scenario: Scenario; fake: GithubFake; env: Record<string, string> }> {
+  const scenario = await createScenario(options.scenario)
+  const fake = await startGithubFake({
+    ...options.fake,
+    repos: [
+      {
+        owner: "acme",
+        name: "widgets",
+        dir: scenario.repo.dir,
+        pulls: [
+          {
+            number: githubPull,
+            author: options.author ?? "alice",
+            title: "Add login",
+            baseRef: "main",
+            headRef: "feature",
+          },
+        ],
+      },
+    ],
+  })
+  cleanups.push(() => fake.close())
+  return { scenario, fake, env: await githubActionsEnv(fake, "pull_request") }
+}
+
+/**
+ * The variables GitHub Actions sets for a `pull_request` run (or a comment event, with `comment`)
+ * of the fake's pull request, with GITHUB_TOKEN and the event payload written to a file.
+ */
+export async function githubActionsEnv(
+  fake: GithubFake,
+  eventName: "pull_request" | "issue_comment" | "pull_request_review_comment",
+  comment?: { id: number; body: string; login: string; type?: "User" | "Bot"; association?: string },
+): Promise<Record<string, string>> {
+  const pull = fake.pull(githubRepo, githubPull)
+  const head = fake.head(githubRepo, githubPull)
+  const repository = { id: 100001, full_name: githubRepo }
+  const pullRequest = {
+    number: pull.number,
+    draft: pull.draft,
+    user: { login: pull.author.login, type: pull.author.type },
+    author_association: "CONTRIBUTOR",
+    head: { sha: head.headSha, ref: pull.headRef, repo: repository },
+    base: { sha: head.baseSha, ref: pull.baseRef, repo: repository },
+  }
+  const user = comment ? { login: comment.login, type: comment.type ?? "User" } : null
+  const payload =
+    eventName === "pull_request"
+      ? { action: "synchronize", pull_request: pullRequest, repository }
+      : eventName === "issue_comment"
+        ? {
+            action: "created",
+            issue: {
+              number: pull.number,
+              pull_request: { url: `${fake.url}/repos/${githubRepo}/pulls/${pull.number}` },
+            },
+            comment: {
+              id: comment!.id,
+              body: comment!.body,
+              user,
+              author_association: comment!.association ?? "MEMBER",
+            },
+            repository,
+          }
+        : {
+            action: "created",
+            pull_request: pullRequest,
+            comment: {
+              id: comment!.id,
+              body: comment!.body,
+              user,
+              author_association: comment!.association ?? "MEMBER",
+              path: "src/auth/login.ts",
+            },
+            repository,
+          }
+  const scratch = await mkdtemp(join(tmpdir(), "ocr-github-event-"))
+  cleanups.push(() => rm(scratch, { recursive: true, force: true }))
+  const eventPath = join(scratch, "event.json")
+  await writeFile(eventPath, JSON.stringify(payload))
+  return {
+    CI: "true",
+    GITHUB_ACTIONS: "true",
+    GITHUB_EVENT_NAME: eventName,
+    GITHUB_EVENT_PATH: eventPath,
+    GITHUB_REPOSITORY: githubRepo,
+    GITHUB_SERVER_URL: fake.url,
+    GITHUB_API_URL: fake.url,
+    GITHUB_GRAPHQL_URL: `${fake.url}/graphql`,
+    GITHUB_RUN_ID: "4242",
+    GITHUB_TOKEN: fake.tokens["github-actions[bot]"]!,
+  }
 }
 
 /** `opencode-reviewer review` run by a test as a real process: what it printed, its pid, review.json. */

@@ -23,6 +23,7 @@ import {
   workDirVariable,
 } from "@opencode-reviewer/core"
 import { gatewayPlugin } from "@opencode-reviewer/gateway"
+import { createGithubProvider, isGithubActionsPullRequest } from "@opencode-reviewer/github"
 import { createGitlabProvider, isMergeRequestPipeline } from "@opencode-reviewer/gitlab"
 import {
   createGit,
@@ -64,21 +65,26 @@ export async function prepare(values: Flags, io: Io, command: keyof typeof comma
     await writeFile(join(outputDir, ".gitignore"), "*\n")
   }
   const requested = values.vcs ?? "auto"
-  if (!["auto", "local", "gitlab"].includes(requested)) {
+  if (!["auto", "local", "gitlab", "github"].includes(requested)) {
     throw new CliUsageError(
-      `--vcs ${requested} is not supported by this version; use auto, gitlab or local (or --patch FILE)`,
+      `--vcs ${requested} is not known; use auto, gitlab, github or local (or --patch FILE)`,
       command,
     )
   }
-  // A merge request pipeline (CI_MERGE_REQUEST_IID set) means GitLab, unless the user says otherwise.
+  // A merge request pipeline (CI_MERGE_REQUEST_IID set) means GitLab, a GitHub Actions run of a pull
+  // request event means GitHub, unless the user says otherwise.
   const vcs =
     requested === "auto"
-      ? values.patch === undefined && isMergeRequestPipeline(io.env)
-        ? "gitlab"
-        : "local"
+      ? values.patch !== undefined
+        ? "local"
+        : isMergeRequestPipeline(io.env)
+          ? "gitlab"
+          : isGithubActionsPullRequest(io.env)
+            ? "github"
+            : "local"
       : requested
-  if (vcs === "gitlab" && values.patch !== undefined)
-    throw new CliUsageError("--patch cannot be combined with --vcs gitlab", command)
+  if ((vcs === "gitlab" || vcs === "github") && values.patch !== undefined)
+    throw new CliUsageError(`--patch cannot be combined with --vcs ${vcs}`, command)
   if (
     values.patch !== undefined &&
     (values.base !== undefined || values.head !== undefined || values["working-tree"])
@@ -93,23 +99,25 @@ export async function prepare(values: Flags, io: Io, command: keyof typeof comma
   const provider: VcsProvider =
     vcs === "gitlab"
       ? gitlabProvider(repoDir, io, log)
-      : values.patch !== undefined
-        ? createPatchProvider({
-            patch: await readPatch(values.patch, io),
-            source: values.patch === "-" ? "stdin" : `patch file ${values.patch}`,
-            trustedDir: repoDir,
-            title: values.title,
-            description,
-          })
-        : createLocalProvider({
-            repoDir,
-            base: values.base,
-            head: values.head,
-            workingTree: values["working-tree"],
-            title: values.title,
-            description,
-            env: io.env,
-          })
+      : vcs === "github"
+        ? githubProvider(repoDir, io, log)
+        : values.patch !== undefined
+          ? createPatchProvider({
+              patch: await readPatch(values.patch, io),
+              source: values.patch === "-" ? "stdin" : `patch file ${values.patch}`,
+              trustedDir: repoDir,
+              title: values.title,
+              description,
+            })
+          : createLocalProvider({
+              repoDir,
+              base: values.base,
+              head: values.head,
+              workingTree: values["working-tree"],
+              title: values.title,
+              description,
+              env: io.env,
+            })
 
   const change = await provider.readChange()
   const read = await readConfig(values.config, io, provider)
@@ -197,6 +205,17 @@ function gitlabProvider(repoDir: string, io: Io, log: pino.Logger): VcsProvider 
       const diff = await git.run([...gitDiffArgs, base, head, "--"])
       return diff.code === 0 ? diff.stdout : null
     },
+    readLocalHeads: (commit, paths) => readCommitHeads(git, commit, paths),
+    readLocalFile: (commit, path) => readCommitFile(git, commit, path),
+  })
+}
+
+// The checkout (actions/checkout) may hold the pull request's head; the contents API is the fallback.
+function githubProvider(repoDir: string, io: Io, log: pino.Logger): VcsProvider {
+  const git = createGit(repoDir, io.env)
+  return createGithubProvider({
+    env: io.env,
+    log: log.child({ vcs: "github" }) as Logger,
     readLocalHeads: (commit, paths) => readCommitHeads(git, commit, paths),
     readLocalFile: (commit, path) => readCommitFile(git, commit, path),
   })

@@ -72,12 +72,21 @@ export { neutralizeForGithub, neutralizeForGitlab, neutralizeMarkdown } from "./
 export { reportFiles, writeReports } from "./report/reports"
 export type { InlineFinding, ReviewPlatform, SummaryInput } from "./report/review-summary"
 export { renderFailureSummary, renderSummary, renderThread } from "./report/review-summary"
-export type { Change, PublishOptions, PublishReport, UnreadFile, VcsProvider } from "./review/change"
+export type {
+  Change,
+  ChangeRequest,
+  PublishOptions,
+  PublishReport,
+  RequestOutcome,
+  UnreadFile,
+  VcsProvider,
+} from "./review/change"
 export { anonymousMergeRequest } from "./review/change"
 export type { ReviewPlan } from "./review/plan-review"
 export { planJson, planReview } from "./review/plan-review"
-export type { BotThread, ReadFileAt, ThreadAnchor, TraceInput } from "./review/previous-threads"
+export type { BotThread, ReadFileAt, TraceInput } from "./review/previous-threads"
 export { decodedMarker, tracePreviousFindings } from "./review/previous-threads"
+export { botHandle, requestOf } from "./review/request"
 export type { SummaryComment, SummaryOutcome, SummaryStore, SummaryWrite } from "./review/summary-upsert"
 export { upsertSummary } from "./review/summary-upsert"
 export { childEnv } from "./run/child-env"

@@ -88,3 +88,10 @@ export class GithubCreateLandedError extends ReviewError<{
     )
   }
 }
+
+/** GitHub refused the token, or hides the repository or pull request from it. Never carries the token. */
+export class GithubAccessError extends ReviewError<{ status: number; path: string; hint: string }> {
+  constructor(message: string, data: { status: number; path: string; hint: string }, cause?: unknown) {
+    super("GithubAccessError", message, data, { cause })
+  }
+}

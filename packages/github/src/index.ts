@@ -1,4 +1,6 @@
-// The GitHub VCS provider (issue 12, in progress): Actions context, request layer, publisher.
+// The GitHub VCS provider: Actions context, request layer, reading the pull request, publishing to it.
+
+export type { BotIdentity } from "./bot"
 export {
   type Environment,
   explicitTokenVariable,
@@ -17,6 +19,7 @@ export {
   supportedGithubEvents,
 } from "./context"
 export {
+  GithubAccessError,
   GithubContextError,
   GithubCreateLandedError,
   GithubRateLimitError,
@@ -24,6 +27,17 @@ export {
   GithubRequestError,
   type GithubRequestFailure,
 } from "./errors"
+export {
+  createGithubProvider,
+  type GithubProvider,
+  type GithubProviderOptions,
+} from "./github-provider"
+export {
+  anchorComment,
+  type CommentAnchor,
+  type GithubDecisionOutcome,
+  type GithubPublishResult,
+} from "./publisher"
 export {
   createGithubClients,
   createGithubFetch,

@@ -21,6 +21,8 @@ export const markers = {
   category: "category",
   /** Where the thread was anchored: base64url JSON `{sha, path, line}` of the reviewed head (first comment). */
   anchor: "anchor",
+  /** A GitHub pull request review of the bot; value `<head sha>:<nonce>`, so one that landed behind an error is found again. */
+  review: "review",
 } as const
 
 /** The commit, file and new-side line a thread was posted on. */

@@ -34,7 +34,22 @@ export interface Change {
   unreviewed?: UnreadFile[]
   /** The bot's findings from its previous review, for new / persisting / resolved. */
   previousFindings?: PreviousFinding[]
+  /** What the person whose comment started this run asked for; absent for a run not started by a comment. */
+  request?: ChangeRequest
 }
+
+/** What a comment asked of the bot (review/request.ts reads it). */
+export interface ChangeRequest {
+  /** `review`: `/review`; `full`: `/review full`; `question`: a question addressed to the bot. */
+  kind: "review" | "full" | "question"
+  /** Who asked (a person with at least developer / write access; the provider checked). */
+  by: string
+  /** The comment's text: untrusted, like every comment. */
+  body: string
+}
+
+/** Whether a comment event starts a run, and why not when it does not. */
+export type RequestOutcome = { run: true; request: ChangeRequest } | { run: false; reason: string }
 
 /** What a provider did with a review, for any caller to print: files it wrote, and one line per fact. */
 export interface PublishReport {
@@ -71,6 +86,12 @@ export interface VcsProvider {
    * returns lines for the terminal. Optional: a provider without a merge request has nowhere to say it.
    */
   publishFailure?(failure: { message: string; hint: string | null }): Promise<string[]>
+  /**
+   * For a run started by a comment (a GitHub comment event, a GitLab note webhook): whether it asks
+   * something of the bot, from someone allowed to. Null when the run was not started by a comment.
+   * Called before readChange; a run that is not asked for stops there, before any model runs.
+   */
+  readRequest?(): Promise<RequestOutcome | null>
   /** Who asked to break glass (a human note containing the phrase), when the provider can tell. */
   breakGlass?(phrase: string): { by: string; at: string | null } | null
 }

@@ -2,16 +2,10 @@ import { traceLine } from "../judge/line-trace"
 import type { PreviousFinding } from "../judge/previous-findings"
 import type { Severity } from "../model/finding"
 import type { DiffFile } from "../plan/diff"
+import type { Anchor } from "../report/markers"
 
 /** Reads a file at a commit; null when it is not there or cannot be read. */
 export type ReadFileAt = (sha: string, path: string) => Promise<string | null>
-
-/** The commit, file and new-side line a thread was posted on. */
-export interface ThreadAnchor {
-  sha: string
-  path: string
-  line: number
-}
 
 /**
  * One of the bot's earlier inline threads as any provider reads it back from its platform: what
@@ -29,7 +23,7 @@ export interface BotThread {
   /** The severity the thread stands at (the bot's last note that states one). */
   severity: Severity | null
   /** Where it was posted, to trace to the reviewed head; null when unknown. */
-  anchor: ThreadAnchor | null
+  anchor: Anchor | null
   /** Oldest first: who wrote each note, and whether it is the bot's own. */
   notes: { author: string; body: string; bot: boolean }[]
 }
@@ -89,11 +83,7 @@ export async function tracePreviousFindings(
   )
 }
 
-async function traceAnchor(
-  anchor: ThreadAnchor,
-  input: TraceInput,
-  read: ReadFileAt,
-): Promise<PreviousFinding["trace"]> {
+async function traceAnchor(anchor: Anchor, input: TraceInput, read: ReadFileAt): Promise<PreviousFinding["trace"]> {
   if (anchor.sha === input.headSha) return { file: anchor.path, line: anchor.line, changed: false }
   const renamed = input.files.find(
     (file) => file.oldPath === anchor.path && file.path !== anchor.path && file.status === "renamed",

@@ -1,0 +1,275 @@
+import {
+  type Change,
+  type Logger,
+  type PreviousReview,
+  type PublishOptions,
+  parseDiff,
+  type ReviewRecord,
+  silentLogger,
+  tracePreviousFindings,
+  type VcsProvider,
+} from "@opencode-reviewer/core"
+import { diffFromFiles } from "./api-diff"
+import { type BotIdentity, botThreadOf, type HumanComment, identify, isBot, ownThreads } from "./bot"
+import {
+  type ApiIssueComment,
+  type ApiPull,
+  type ApiReviewComment,
+  type ApiUser,
+  createGithubClient,
+  type GithubClient,
+} from "./client"
+import { type Environment, type GithubContext, type ReadFile, readGithubContext } from "./context"
+import { GithubAccessError } from "./errors"
+import { markerIn, markers, stripMarkers } from "./markers"
+import { type GithubPublishResult, publishFailure, publishReview, type ReadState } from "./publisher"
+import type { GithubFetch } from "./requester"
+
+/** What the CLI hands the GitHub provider. Nothing here reads `process.env`: `env` is the CLI's. */
+export interface GithubProviderOptions {
+  env: Environment
+  /** Reads GITHUB_EVENT_PATH; default from disk. */
+  readFile?: ReadFile
+  /** A whole file at a commit of the checkout, or null; the contents API is the fallback. */
+  readLocalFile?: (commit: string, path: string) => Promise<string | null>
+  /** First bytes of files at a commit of the checkout; without it, files are read through the API. */
+  readLocalHeads?: (commit: string, paths: readonly string[]) => Promise<Map<string, string>>
+  fetch?: GithubFetch
+  sleep?: (ms: number) => Promise<void>
+  now?: () => number
+  timeoutMs?: number
+  maxAttempts?: number
+  maxWaitMs?: number
+  log?: Logger
+}
+
+/** The GitHub VCS provider: reads the pull request, publishes the review to it. */
+export interface GithubProvider extends VcsProvider {
+  readonly name: "github"
+  readonly context: GithubContext
+  publish(record: ReviewRecord, options?: PublishOptions): Promise<GithubPublishResult>
+}
+
+const apiHeadsLimit = 200
+const headBytes = 1024
+
+/**
+ * Creates the provider from the Actions environment. Throws GithubContextError outside a pull
+ * request event or without a token, so the CLI stops before any model runs.
+ */
+export function createGithubProvider(options: GithubProviderOptions): GithubProvider {
+  const context = readGithubContext(options.env, options.readFile)
+  const log = (options.log ?? silentLogger).child({ plugin: "github" })
+  const client = createGithubClient({
+    context,
+    fetch: options.fetch,
+    sleep: options.sleep,
+    now: options.now,
+    timeoutMs: options.timeoutMs,
+    maxAttempts: options.maxAttempts,
+    maxWaitMs: options.maxWaitMs,
+    log,
+  })
+  let state: ReadState | null = null
+  let pull: Promise<ApiPull> | null = null
+  const readPull = () => {
+    pull ??= client.pull().catch((error: unknown) => {
+      pull = null
+      throw error
+    })
+    return pull
+  }
+  const fileAt = async (sha: string, path: string) =>
+    (options.readLocalFile ? await options.readLocalFile(sha, path).catch(() => null) : null) ??
+    client.fileAt(path, sha)
+
+  const provider: GithubProvider = {
+    name: "github",
+    context,
+    async readChange() {
+      const [bot, pr] = await access(context, Promise.all([identify(client, context), readPull()]))
+      if (pr.state !== "open") log.warn({ state: pr.state }, "the pull request is not open")
+      const headSha = pr.head.sha
+      const text = await client.diff()
+      const assembled =
+        text === null ? diffFromFiles(await client.files(), pr.changed_files ?? null) : { diff: text, unreviewed: [] }
+      const diff = new TextEncoder().encode(assembled.diff)
+      const files = parseDiff(diff).files
+      const [comments, reviewComments, threads] = await Promise.all([
+        client.issueComments(),
+        client.reviewComments(),
+        client.threads(),
+      ])
+      const own = ownThreads(threads, bot)
+      const threadCommentIds = new Set(own.flatMap((thread) => thread.comments.map((comment) => comment.databaseId)))
+      const summary = comments
+        .filter((comment) => isBot(comment.user, bot) && markerIn(comment.body ?? "", markers.summary) !== null)
+        .sort((a, b) => a.id - b.id)[0]
+      const botThreads = own.map((thread) => botThreadOf(thread, bot))
+      const previousReview: PreviousReview | null =
+        summary || botThreads.length > 0
+          ? {
+              summary: summary ? stripMarkers(summary.body ?? "") : "",
+              threads: botThreads.map((thread) => ({
+                id: thread.id,
+                file: thread.file,
+                line: thread.line,
+                resolved: thread.resolved,
+                notes: thread.notes.map((note) => ({
+                  author: note.author,
+                  body: note.bot ? stripMarkers(note.body) : note.body,
+                  bot: note.bot,
+                })),
+              })),
+            }
+          : null
+      const human = humanComments(comments, reviewComments, bot, threadCommentIds)
+      state = {
+        bot,
+        pull: pr,
+        headSha,
+        files,
+        unreviewed: assembled.unreviewed,
+        humanComments: human,
+        breakGlass: null,
+      }
+      for (const file of assembled.unreviewed) log.warn({ path: file.path, reason: file.reason }, "file not reviewable")
+      return {
+        source: `GitHub pull request #${pr.number} (${pr.base.sha.slice(0, 12)}...${headSha.slice(0, 12)})`,
+        diff,
+        mergeRequest: {
+          title: pr.title,
+          description: pr.body ?? "",
+          author: pr.user?.login ?? null,
+          sourceBranch: pr.head.ref,
+          targetBranch: pr.base.ref,
+          baseSha: pr.base.sha,
+          headSha,
+          url: pr.html_url,
+        },
+        comments: human.map((comment) => comment.comment),
+        previousReview,
+        customInstructions: null,
+        readHeads: (paths) =>
+          options.readLocalHeads ? options.readLocalHeads(headSha, paths) : readApiHeads(client, headSha, paths),
+        readHeadFile: (path) => fileAt(headSha, path),
+        unreviewed: assembled.unreviewed,
+        previousFindings: await tracePreviousFindings(botThreads, { headSha, files, readFileAt: fileAt }),
+      } satisfies Change
+    },
+    async readTrustedFile(path) {
+      // The base branch as GitHub has it now, never the pull request's head (a fork's, perhaps).
+      const pr = await access(context, readPull())
+      return client.fileAt(path.replace(/^\.?\/+/, ""), pr.base.sha)
+    },
+    async listTrustedFiles(dir) {
+      const folder = dir.replace(/^\.?\/+/, "").replace(/\/+$/, "")
+      if (folder.split("/").includes("..")) return null
+      const pr = await access(context, readPull())
+      const tree = await client.tree(pr.base.sha)
+      if (tree === null) return null
+      if (tree.truncated)
+        log.warn({ dir: folder }, "GitHub truncated the base branch's tree; some files may be missing")
+      const inside = tree.entries.filter((entry) => folder === "" || entry.path.startsWith(`${folder}/`))
+      if (folder !== "" && !tree.entries.some((entry) => entry.path === folder && entry.type === "tree")) return null
+      // Symlinks (mode 120000) are blobs too; their text is a path, never a document.
+      return inside.filter((entry) => entry.type === "blob" && entry.mode !== "120000").map((entry) => entry.path)
+    },
+    breakGlass(phrase) {
+      if (!state) throw new Error("breakGlass called before readChange")
+      const wanted = normalizeSpace(phrase)
+      if (wanted === "") return null
+      const found = state.humanComments.find((entry) => normalizeSpace(entry.comment.body).includes(wanted))
+      state.breakGlass = found ? { by: found.comment.author, at: found.comment.createdAt } : null
+      return state.breakGlass
+    },
+    async publish(record) {
+      if (!state) await provider.readChange()
+      return publishReview({ client, context, state: state as ReadState, record, log })
+    },
+    async publishFailure(failure) {
+      if (!state) return []
+      return publishFailure({ client, context, state, failure, log })
+    },
+  }
+  return provider
+}
+
+/**
+ * Octokit's 401, 403 and 404 on the first reads, said so a person can act: the token is wrong, or
+ * lacks a permission, or cannot see the repository (GitHub answers 404 for a private one).
+ */
+async function access<T>(context: GithubContext, call: Promise<T>): Promise<T> {
+  try {
+    return await call
+  } catch (error) {
+    const status = (error as { status?: unknown }).status
+    if (status !== 401 && status !== 403 && status !== 404) throw error
+    const path = (() => {
+      try {
+        return new URL((error as { request?: { url?: string } }).request?.url ?? "").pathname
+      } catch {
+        return `/repos/${context.owner}/${context.repo}/pulls/${context.number}`
+      }
+    })()
+    const hint =
+      status === 401
+        ? `${context.tokenVariable} is not a valid token: pass \`secrets.GITHUB_TOKEN\` (or an App installation token) to the step`
+        : status === 403
+          ? "give the workflow `permissions: contents: read` and `pull-requests: write` (docs/github-actions.md)"
+          : `the token cannot see ${context.owner}/${context.repo} or its pull request #${context.number}: check the repository name and the token's access`
+    throw new GithubAccessError(
+      `GitHub refused ${context.tokenVariable} (HTTP ${status} on ${path}): ${error instanceof Error ? error.message : String(error)}`,
+      { status, path, hint },
+      error,
+    )
+  }
+}
+
+// Every comment a person wrote, oldest first: the conversation, and review comments outside the
+// bot's own threads (replies there travel with the previous review).
+function humanComments(
+  comments: readonly ApiIssueComment[],
+  reviewComments: readonly ApiReviewComment[],
+  bot: BotIdentity,
+  threadCommentIds: ReadonlySet<number>,
+): HumanComment[] {
+  const people = (user: ApiUser | null) => user !== null && !isBot(user, bot) && user.type !== "Bot"
+  return [
+    ...comments
+      .filter((comment) => people(comment.user))
+      .map((comment) => ({
+        id: comment.id,
+        kind: "conversation" as const,
+        comment: { author: comment.user?.login ?? "ghost", createdAt: comment.created_at, body: comment.body ?? "" },
+      })),
+    ...reviewComments
+      .filter((comment) => people(comment.user) && !threadCommentIds.has(comment.id))
+      .map((comment) => ({
+        id: comment.id,
+        kind: "review" as const,
+        comment: { author: comment.user?.login ?? "ghost", createdAt: comment.created_at, body: comment.body },
+      })),
+  ].sort((a, b) => (a.comment.createdAt ?? "").localeCompare(b.comment.createdAt ?? ""))
+}
+
+async function readApiHeads(
+  client: GithubClient,
+  commit: string,
+  paths: readonly string[],
+): Promise<Map<string, string>> {
+  const heads = new Map<string, string>()
+  const queue = paths.slice(0, apiHeadsLimit)
+  const worker = async () => {
+    for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
+      const text = await client.fileAt(path, commit).catch(() => null)
+      if (text !== null) heads.set(path, text.slice(0, headBytes))
+    }
+  }
+  await Promise.all(Array.from({ length: 8 }, worker))
+  return heads
+}
+
+function normalizeSpace(text: string): string {
+  return text.toLowerCase().replace(/\s+/g, " ").trim()
+}

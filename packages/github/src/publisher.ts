@@ -1,0 +1,607 @@
+import { randomBytes } from "node:crypto"
+import {
+  applicableSuggestion,
+  compareSeverity,
+  type DiffFile,
+  findingFingerprints,
+  type InlineFinding,
+  type Logger,
+  type PublishReport,
+  type ReviewFinding,
+  type ReviewPlatform,
+  type ReviewRecord,
+  renderFailureSummary,
+  renderSummary,
+  renderThread,
+  reviewIncomplete,
+  type Severity,
+  type SummaryOutcome,
+  type UnreadFile,
+  upsertSummary,
+} from "@opencode-reviewer/core"
+import { type BotIdentity, botThreadOf, type HumanComment, isBot, isBotAuthor, ownThreads } from "./bot"
+import type { ApiPull, ApiReview, ApiThread, GithubClient, ReviewCommentInput, ReviewEvent } from "./client"
+import type { GithubContext } from "./context"
+import { encodeAnchor, markerIn, markers, neutralizeForGithub, prepareBody } from "./markers"
+
+/** The words of GitHub in what the bot posts. */
+const platform: ReviewPlatform = { name: "GitHub", change: "pull request" }
+
+/** What the publisher needs from the read: the reviewed diff and head, the bot, the pull request. */
+export interface ReadState {
+  bot: BotIdentity
+  pull: ApiPull
+  headSha: string
+  files: DiffFile[]
+  unreviewed: UnreadFile[]
+  humanComments: HumanComment[]
+  breakGlass: { by: string; at: string | null } | null
+}
+
+/** What the decision's review did. `detail` says why when it did less than the decision asked. */
+export interface GithubDecisionOutcome {
+  action:
+    | "approved"
+    | "requested_changes"
+    | "commented"
+    | "already_approved"
+    | "already_requested_changes"
+    | "dismissed"
+    | "not_approved"
+    | "nothing_to_do"
+    | "failed"
+  /** The review submitted (null when none was needed or it failed). */
+  reviewId: number | null
+  /** The commit the review names. */
+  sha: string | null
+  detail: string | null
+}
+
+/** Everything `publish` did on the pull request. No local files: the CLI writes review.json. */
+export interface GithubPublishResult extends PublishReport {
+  files: string[]
+  summaryComment: SummaryOutcome | null
+  threads: {
+    /** Findings posted as inline comments of this run's review. */
+    created: { findingId: string }[]
+    kept: { findingId: string; threadId: string; resolved: boolean }[]
+    reopened: { findingId: string; threadId: string }[]
+    resolved: { threadId: string }[]
+    dismissed: { threadId: string }[]
+    movedToSummary: { findingId: string; reason: string }[]
+  }
+  decision: GithubDecisionOutcome
+  notices: string[]
+  warnings: string[]
+  neutralized: number
+}
+
+/** Inputs of one publication. */
+export interface PublishInput {
+  client: GithubClient
+  context: GithubContext
+  state: ReadState
+  record: ReviewRecord
+  log: Logger
+}
+
+// GitHub refuses a comment body past 65,536 characters (docs/github.md, "Issue comments").
+const maxCommentLength = 65_000
+
+interface OwnThread {
+  thread: ApiThread
+  fingerprint: string
+  severity: Severity | null
+  /** The REST id of the thread's first comment, which replies answer. */
+  rootId: number
+}
+
+/**
+ * Publishes a review on the pull request: answers in the bot's open threads, one pull request
+ * review holding the new inline comments and the decision (APPROVE / REQUEST_CHANGES / COMMENT on
+ * the reviewed commit), fixed threads answered and resolved, then the one summary comment (edited
+ * in place on re-runs). Only failing to read the threads or to write the summary throws; a refused
+ * review, resolution or reply becomes a warning in the result.
+ */
+export async function publishReview(input: PublishInput): Promise<GithubPublishResult> {
+  const { client, state, record, log } = input
+  const result: GithubPublishResult = {
+    files: [],
+    summaryComment: null,
+    threads: { created: [], kept: [], reopened: [], resolved: [], dismissed: [], movedToSummary: [] },
+    decision: { action: "failed", reviewId: null, sha: null, detail: null },
+    notices: [],
+    warnings: [],
+    neutralized: 0,
+    lines: [],
+  }
+  const prepare = (text: string, list: [string, string][]) => {
+    const prepared = prepareBody(text, list)
+    result.neutralized += prepared.changes
+    return prepared.body
+  }
+  const warn = (message: string, error?: unknown) => {
+    const text = error === undefined ? message : `${message}: ${describe(error)}`
+    result.warnings.push(text)
+    log.warn({ error: error === undefined ? undefined : describe(error) }, message)
+  }
+
+  const reviewedHead = state.headSha
+  const current = await client.pull().catch((error: unknown) => {
+    warn("could not re-read the pull request before publishing", error)
+    return state.pull
+  })
+  const currentHead = current.head.sha
+  const moved = currentHead !== reviewedHead
+  if (moved) {
+    result.notices.push(
+      `the pull request moved from ${short(reviewedHead)} to ${short(currentHead)} during the review: this review covers ${short(reviewedHead)} only, so it approves nothing; the newer commits need their own review`,
+    )
+  }
+
+  const existing = new Map<string, OwnThread>()
+  for (const thread of ownThreads(await client.threads(), state.bot)) {
+    const view = botThreadOf(thread, state.bot)
+    existing.set(thread.id, {
+      thread,
+      fingerprint: view.fingerprint as string,
+      severity: view.severity,
+      rootId: thread.comments[0]!.databaseId,
+    })
+  }
+  const continued = new Set(record.findings.flatMap((finding) => (finding.thread ? [finding.thread] : [])))
+  const threadOf = (finding: ReviewFinding, fingerprint: string) => {
+    if (finding.thread) return existing.get(finding.thread)
+    return [...existing.values()].find(
+      (thread) => thread.fingerprint === fingerprint && !continued.has(thread.thread.id),
+    )
+  }
+  const replyOnce = async (thread: OwnThread, tag: string, text: string) => {
+    const body = prepare(text, [[markers.reply, tag]])
+    if (thread.thread.comments.some((comment) => markerIn(comment.body, markers.reply) === tag)) return
+    await client.reply(thread.rootId, body)
+  }
+
+  // (a) findings: earlier threads continued, the rest prepared as inline comments.
+  const fingerprints = findingFingerprints(record.findings)
+  const inline: InlineFinding[] = []
+  const unanchored: { finding: ReviewFinding; reason: string }[] = []
+  const toSummary = (finding: ReviewFinding, reason: string) => {
+    unanchored.push({ finding, reason })
+    result.threads.movedToSummary.push({ findingId: finding.id, reason })
+  }
+  const comments: { finding: ReviewFinding; comment: ReviewCommentInput }[] = []
+  for (const [index, finding] of record.findings.entries()) {
+    const fingerprint = fingerprints[index] as string
+    const thread = threadOf(finding, fingerprint)
+    if (thread) {
+      continued.add(thread.thread.id)
+      const ref = { findingId: finding.id, threadId: thread.thread.id }
+      if (!thread.thread.isResolved) {
+        inline.push({ finding, thread: "open" })
+        result.threads.kept.push({ ...ref, resolved: false })
+        // A person had the last word and the coordinator still reports the finding: its body answers them, once.
+        const last = thread.thread.comments.at(-1)
+        if (last && !isOwnComment(last, state)) {
+          await replyOnce(thread, `${thread.fingerprint}:answer:${last.databaseId}`, `${finding.body.trim()}\n`).catch(
+            (error: unknown) => warn(`could not answer in thread ${thread.thread.id}`, error),
+          )
+        }
+        continue
+      }
+      if (thread.severity !== null && compareSeverity(finding.severity, thread.severity) < 0) {
+        const was = thread.severity
+        const reopened = await (async () => {
+          await client.resolveThread(thread.thread.id, false)
+          const tag = `${thread.fingerprint}:reopened:${short(reviewedHead)}`
+          const body = prepare(
+            `Reopened: this is now **${finding.severity}** (it was ${was} when the thread was resolved).\n\n${finding.body.trim()}\n`,
+            [
+              [markers.reply, tag],
+              [markers.severity, finding.severity],
+            ],
+          )
+          await client.reply(thread.rootId, body)
+        })().then(
+          () => true,
+          (error: unknown) => {
+            warn(`could not reopen thread ${thread.thread.id}`, error)
+            return false
+          },
+        )
+        inline.push({ finding, thread: reopened ? "reopened" : "resolved" })
+        if (reopened) result.threads.reopened.push(ref)
+        else result.threads.kept.push({ ...ref, resolved: true })
+        continue
+      }
+      inline.push({ finding, thread: "resolved" })
+      result.threads.kept.push({ ...ref, resolved: true })
+      continue
+    }
+
+    const suggestion = postableSuggestion(finding, state.files)
+    const anchor = anchorComment(state.files, finding, suggestion?.startLine ?? null)
+    if (!anchor.ok) {
+      toSummary(finding, anchor.reason)
+      continue
+    }
+    const body = prepare(renderThread(finding, suggestion?.block ?? null), [
+      [markers.finding, fingerprint],
+      [markers.severity, finding.severity],
+      [markers.title, Buffer.from(finding.title.slice(0, 300), "utf8").toString("base64url")],
+      [markers.category, Buffer.from(finding.category.slice(0, 100), "utf8").toString("base64url")],
+      ...(anchor.side === "RIGHT"
+        ? [
+            [markers.anchor, encodeAnchor({ sha: reviewedHead, path: anchor.path, line: anchor.line })] as [
+              string,
+              string,
+            ],
+          ]
+        : []),
+    ])
+    comments.push({
+      finding,
+      comment: {
+        path: anchor.path,
+        body,
+        line: anchor.line,
+        side: anchor.side,
+        ...(anchor.startLine !== null ? { start_line: anchor.startLine, start_side: anchor.side } : {}),
+      },
+    })
+  }
+
+  // (b) the review: the new inline comments and the decision, on the reviewed commit.
+  result.decision = await submitReview(input, comments, moved, warn, (finding, reason) => toSummary(finding, reason))
+  for (const { finding } of comments) {
+    if (result.threads.movedToSummary.some((entry) => entry.findingId === finding.id)) continue
+    inline.push({ finding, thread: "created" })
+    result.threads.created.push({ findingId: finding.id })
+  }
+
+  // (c) earlier threads this review closes: fixed ones (their code changed), and dismissed ones.
+  const unreviewedPaths = new Set(state.unreviewed.map((file) => file.path))
+  const closing = [
+    ...record.resolved.map((entry) => ({
+      id: entry.id,
+      kind: "fixed" as const,
+      text: `Fixed in ${short(reviewedHead)}: the code at this line changed and the finding is no longer reported.\n`,
+    })),
+    ...record.dismissed.map((entry) => ({
+      id: entry.id,
+      kind: "dismissed" as const,
+      text: `Dismissed, not fixed: ${entry.reason}.\n`,
+    })),
+  ]
+  for (const { id, kind, text } of closing) {
+    const thread = existing.get(id)
+    if (!thread || thread.thread.isResolved) continue
+    if (unreviewedPaths.has(thread.thread.path)) continue
+    try {
+      await replyOnce(thread, `${thread.fingerprint}:${kind}:${short(reviewedHead)}`, text)
+    } catch (error) {
+      warn(`could not answer in thread ${id}`, error)
+      continue
+    }
+    try {
+      await client.resolveThread(id, true)
+      ;(kind === "fixed" ? result.threads.resolved : result.threads.dismissed).push({ threadId: id })
+    } catch (error) {
+      warn(
+        `could not resolve thread ${id} (with GITHUB_TOKEN, GitHub lets a workflow resolve threads only with \`permissions: contents: write\`)`,
+        error,
+      )
+    }
+  }
+
+  // (d) the summary comment
+  const text = renderSummary({
+    record,
+    inline,
+    unanchored,
+    unreviewed: state.unreviewed,
+    platform,
+    resolvedThreads: result.threads.resolved.length,
+    breakGlass: record.breakGlass ? state.breakGlass : null,
+    headSha: reviewedHead,
+    notices: result.notices,
+  })
+  const tag = `${reviewedHead}:${randomBytes(6).toString("hex")}`
+  result.summaryComment = await writeSummary(
+    client,
+    state,
+    prepare(fit(text), [[markers.summary, tag]]),
+    currentHead,
+    warn,
+  )
+
+  log.info(
+    {
+      summary: result.summaryComment,
+      created: result.threads.created.length,
+      kept: result.threads.kept.length,
+      resolved: result.threads.resolved.length,
+      moved: result.threads.movedToSummary.length,
+      decision: result.decision.action,
+    },
+    "review published",
+  )
+  result.lines = describePublishResult(result)
+  return result
+}
+
+/**
+ * Says on the pull request that the review of its head could not run: the summary comment (edited
+ * in place) and the bot's approval dismissed, since nothing vouches for this head. Never throws.
+ */
+export async function publishFailure(
+  input: Omit<PublishInput, "record"> & { failure: { message: string; hint: string | null } },
+): Promise<string[]> {
+  const { client, state, failure } = input
+  const lines: string[] = []
+  const warn = (message: string, error?: unknown) => {
+    lines.push(`GitHub warning: ${error === undefined ? message : `${message}: ${describe(error)}`}`)
+  }
+  const currentHead = await client.pull().then(
+    (pr) => pr.head.sha,
+    () => state.headSha,
+  )
+  const reviews = await client.reviews().catch((error: unknown) => {
+    warn("could not read the reviews", error)
+    return []
+  })
+  const standing = standingReview(reviews, state.bot)
+  if (standing?.state === "APPROVED") {
+    await client
+      .dismissReview(standing.id, "The review of the new head could not run; this approval no longer stands.")
+      .then(
+        () => lines.push(`GitHub: approval ${standing.id} dismissed`),
+        (error: unknown) => warn("could not dismiss the bot's approval", error),
+      )
+  }
+  try {
+    const tag = `${state.headSha}:${randomBytes(6).toString("hex")}`
+    const body = prepareBody(renderFailureSummary({ ...failure, headSha: state.headSha, platform }), [
+      [markers.summary, tag],
+    ]).body
+    const outcome = await writeSummary(client, state, body, currentHead, warn)
+    lines.unshift(`GitHub: summary comment ${outcome.id} ${outcome.action} (the review could not run)`)
+  } catch (error) {
+    warn("could not say on the pull request that the review could not run", error)
+  }
+  return lines
+}
+
+function writeSummary(
+  client: GithubClient,
+  state: ReadState,
+  body: string,
+  currentHead: string,
+  warn: (message: string, error?: unknown) => void,
+): Promise<SummaryOutcome> {
+  const summaries = async () =>
+    (await client.issueComments()).filter(
+      (comment) => isBot(comment.user, state.bot) && markerIn(comment.body ?? "", markers.summary) !== null,
+    )
+  return upsertSummary(
+    {
+      list: async () =>
+        (await summaries()).map((comment) => ({ id: comment.id, tag: markerIn(comment.body ?? "", markers.summary)! })),
+      create: (text) => client.createIssueComment(text),
+      edit: (id, text) => client.updateIssueComment(id, text),
+      remove: (id) => client.deleteIssueComment(id),
+      isNotFound: (error) => (error as { status?: number }).status === 404,
+    },
+    { reviewedHead: state.headSha, currentHead, body, warn },
+  )
+}
+
+// The bot's review that stands for the pull request: its latest approval or change request (a
+// COMMENTED review changes nothing; a dismissed one no longer counts).
+function standingReview(reviews: readonly ApiReview[], bot: BotIdentity): ApiReview | undefined {
+  return reviews
+    .filter(
+      (review) => isBot(review.user, bot) && ["APPROVED", "CHANGES_REQUESTED", "DISMISSED"].includes(review.state),
+    )
+    .sort((a, b) => a.id - b.id)
+    .at(-1)
+}
+
+const eventLabels: Record<ReviewEvent, string> = {
+  APPROVE: "approves",
+  REQUEST_CHANGES: "requests changes",
+  COMMENT: "comments",
+}
+
+/**
+ * Submits the one review of this run, or none when nothing would change: the decision's event
+ * (APPROVE only for an unmoved head; REQUEST_CHANGES for significant concerns; else COMMENT) with
+ * the new inline comments, on the reviewed commit. GitHub stores nothing when one comment does not
+ * resolve, so a 422 is answered by sending the review again without comments (they go to the
+ * summary); a refused approval (own pull request, Actions may not approve) becomes a comment.
+ */
+async function submitReview(
+  input: PublishInput,
+  comments: { finding: ReviewFinding; comment: ReviewCommentInput }[],
+  moved: boolean,
+  warn: (message: string, error?: unknown) => void,
+  toSummary: (finding: ReviewFinding, reason: string) => void,
+): Promise<GithubDecisionOutcome> {
+  const { client, state, record } = input
+  const sha = state.headSha
+  const approve =
+    (record.decision === "approved" || record.decision === "approved_with_comments") && !reviewIncomplete(record)
+  let event: ReviewEvent =
+    record.decision === "significant_concerns" ? "REQUEST_CHANGES" : approve && !moved ? "APPROVE" : "COMMENT"
+  let detail: string | null =
+    moved && approve ? "the pull request moved during the review; the new head needs its own review" : null
+  const reviews = await client.reviews().catch((error: unknown) => {
+    warn("could not read the earlier reviews", error)
+    return [] as ApiReview[]
+  })
+  const standing = standingReview(reviews, state.bot)
+  const stands =
+    (event === "APPROVE" && standing?.state === "APPROVED" && standing.commit_id === sha) ||
+    (event === "REQUEST_CHANGES" && standing?.state === "CHANGES_REQUESTED")
+
+  // Minor issues: the bot's earlier approval or change request no longer says what it thinks.
+  let dismissed = false
+  if (event === "COMMENT" && !moved && standing && standing.state !== "DISMISSED") {
+    await client
+      .dismissReview(
+        standing.id,
+        `Superseded by the review of ${short(sha)}: ${record.decision.replace(/_/g, " ")}, see the summary comment.`,
+      )
+      .then(
+        () => {
+          dismissed = true
+        },
+        (error: unknown) => warn(`could not dismiss the bot's earlier review ${standing.id}`, error),
+      )
+  }
+  if (comments.length === 0 && (stands || event === "COMMENT")) {
+    const action = stands
+      ? event === "APPROVE"
+        ? "already_approved"
+        : "already_requested_changes"
+      : dismissed
+        ? "dismissed"
+        : approve && moved
+          ? "not_approved"
+          : "nothing_to_do"
+    return { action, reviewId: standing?.id ?? null, sha, detail }
+  }
+
+  let pending = comments
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    if (pending.length === 0 && event === "COMMENT") return { action: "not_approved", reviewId: null, sha, detail }
+    const tag = `${sha}:${randomBytes(6).toString("hex")}`
+    const body = prepareBody(
+      `**AI code review ${eventLabels[event]}** (${record.decision.replace(/_/g, " ")}) on ${short(sha)}; the summary comment of this pull request has the details.\n`,
+      [[markers.review, tag]],
+    ).body
+    try {
+      const review = await client.createReview({
+        commitId: sha,
+        event,
+        body,
+        comments: pending.map((entry) => entry.comment),
+      })
+      const action = event === "APPROVE" ? "approved" : event === "REQUEST_CHANGES" ? "requested_changes" : "commented"
+      return { action: dismissed && event === "COMMENT" ? "dismissed" : action, reviewId: review.id, sha, detail }
+    } catch (error) {
+      const status = (error as { status?: number }).status
+      const message = describe(error)
+      if (status !== 422) {
+        warn("could not submit the review", error)
+        for (const entry of pending)
+          toSummary(entry.finding, "the review holding its inline comment could not be posted")
+        return { action: "failed", reviewId: null, sha, detail: message }
+      }
+      if (event === "APPROVE" && /approve/i.test(message)) {
+        detail = `GitHub refused the approval (${message}); allow GitHub Actions to approve pull requests, or use an App token`
+        event = "COMMENT"
+        continue
+      }
+      if (event === "REQUEST_CHANGES" && /request changes/i.test(message)) {
+        detail = `GitHub refused the change request (${message}); the failing check is the merge gate`
+        event = "COMMENT"
+        continue
+      }
+      if (pending.length > 0) {
+        for (const entry of pending) toSummary(entry.finding, `GitHub refused the review's line positions (${message})`)
+        pending = []
+        continue
+      }
+      warn("GitHub refused the review", error)
+      return { action: "failed", reviewId: null, sha, detail: message }
+    }
+  }
+  return { action: "failed", reviewId: null, sha, detail }
+}
+
+/** Where an inline comment goes on GitHub, or why it cannot. */
+export type CommentAnchor =
+  | { ok: true; path: string; line: number; side: "LEFT" | "RIGHT"; startLine: number | null }
+  | { ok: false; reason: string }
+
+/**
+ * Places a finding on the diff by GitHub's rules (docs/github.md, "Line and side"): a removed line
+ * of a deleted file on the LEFT, anything else on the RIGHT at an added or context line of a hunk.
+ * A suggestion spanning several lines makes a range from its first line. Never guessed onto a
+ * nearby line: GitHub would refuse the whole review.
+ */
+export function anchorComment(
+  files: readonly DiffFile[],
+  finding: { file: string; line: number | null },
+  startLine: number | null,
+): CommentAnchor {
+  if (finding.line === null) return { ok: false, reason: "no line given" }
+  const file =
+    files.find((candidate) => candidate.path === finding.file) ??
+    files.find((candidate) => candidate.oldPath === finding.file)
+  if (!file) return { ok: false, reason: "file not in the diff" }
+  if (file.binary) return { ok: false, reason: "binary file" }
+  const lines = file.hunks.flatMap((hunk) => hunk.lines)
+  if (file.status === "deleted") {
+    const removed = lines.find((line) => line.kind === "remove" && line.oldLine === finding.line)
+    if (!removed) return { ok: false, reason: `line ${finding.line} is not in the diff` }
+    return { ok: true, path: file.path, line: finding.line, side: "LEFT", startLine: null }
+  }
+  const line = lines.find((candidate) => candidate.kind !== "remove" && candidate.newLine === finding.line)
+  if (!line) return { ok: false, reason: `line ${finding.line} is not in the diff` }
+  return {
+    ok: true,
+    path: file.path,
+    line: finding.line,
+    side: "RIGHT",
+    startLine: startLine !== null && startLine < finding.line ? startLine : null,
+  }
+}
+
+// The finding's suggestion as GitHub's block, or null: it must apply to the diff's lines and come
+// through neutralisation unchanged (a changed line would commit something else than was shown).
+function postableSuggestion(
+  finding: ReviewFinding,
+  files: readonly DiffFile[],
+): { block: string; startLine: number } | null {
+  const applicable = applicableSuggestion(finding, files)
+  if (!applicable.ok) return null
+  const block = ["```suggestion", ...applicable.suggestion.lines, "```"].join("\n")
+  return neutralizeForGithub(block).text === block ? { block, startLine: applicable.suggestion.startLine } : null
+}
+
+function isOwnComment(comment: ApiThread["comments"][number], state: ReadState): boolean {
+  return isBotAuthor(comment.author, state.bot)
+}
+
+function fit(text: string): string {
+  if (text.length <= maxCommentLength) return text
+  return `${text.slice(0, maxCommentLength)}\n\n*(truncated: the full review is in the run's review.json artifact)*\n`
+}
+
+function short(sha: string): string {
+  return sha.slice(0, 8)
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+/** Lines for the terminal: what was posted and what could not be done. */
+export function describePublishResult(result: Omit<GithubPublishResult, "lines">): string[] {
+  const lines: string[] = []
+  if (result.summaryComment)
+    lines.push(`GitHub: summary comment ${result.summaryComment.id} ${result.summaryComment.action}`)
+  const threads = result.threads
+  lines.push(
+    `GitHub: inline comments ${threads.created.length} posted, ${threads.kept.length} threads kept, ${threads.reopened.length} reopened, ${threads.resolved.length} resolved as fixed, ${threads.dismissed.length} dismissed, ${threads.movedToSummary.length} in the summary`,
+  )
+  const decision = result.decision
+  lines.push(
+    `GitHub: ${decision.action.replace(/_/g, " ")}${decision.reviewId ? ` (review ${decision.reviewId})` : ""}${decision.detail ? ` — ${decision.detail}` : ""}`,
+  )
+  for (const notice of result.notices) lines.push(`GitHub note: ${notice}`)
+  for (const warning of result.warnings) lines.push(`GitHub warning: ${warning}`)
+  return lines
+}

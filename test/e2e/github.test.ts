@@ -1,0 +1,133 @@
+import { findingsReply } from "@opencode-reviewer/testkit"
+import { afterEach, describe, expect, test } from "vitest"
+import { cleanUp, githubPull, githubRepo, githubScenario, loginSource, specialists, sqlFinding } from "./harness"
+
+// `opencode-reviewer review` in a GitHub Actions pull request run: the real opencode binary, the
+// scripted model, and the GitHub fake built to the REST and GraphQL contract. No --vcs: the
+// Actions environment alone makes the CLI pick GitHub.
+
+afterEach(cleanUp)
+
+const botLogin = "github-actions[bot]"
+const ours = (user: { login: string }) => user.login === botLogin
+
+function posted(fake: Awaited<ReturnType<typeof githubScenario>>["fake"]) {
+  return {
+    summaries: fake.state.issueComments.filter(
+      (comment) => ours(comment.user) && comment.body.includes("opencode-reviewer:summary"),
+    ),
+    reviews: fake.state.reviews.filter((review) => ours(review.user)),
+    inline: fake.state.reviewComments.filter((comment) => ours(comment.user)),
+  }
+}
+
+describe("opencode-reviewer review on GitHub", () => {
+  test("a critical finding: one summary comment, one inline comment at the line, REQUEST_CHANGES, exit 2", async () => {
+    const { scenario, fake, env } = await githubScenario()
+    const run = await scenario.run({ env })
+    expect(run.code, run.stderr).toBe(2)
+    expect(run.record!.decision).toBe("significant_concerns")
+    const { summaries, reviews, inline } = posted(fake)
+    expect(summaries).toHaveLength(1)
+    expect(summaries[0]!.body).toContain("significant concerns")
+    expect(reviews).toHaveLength(1)
+    expect(reviews[0]).toMatchObject({
+      state: "CHANGES_REQUESTED",
+      commitId: fake.head(githubRepo, githubPull).headSha,
+    })
+    expect(inline).toHaveLength(1)
+    expect(inline[0]).toMatchObject({ path: "src/auth/login.ts", line: 2, side: "RIGHT" })
+    expect(inline[0]!.body).toContain("SQL")
+    expect(run.stderr).toContain("GitHub: requested changes")
+    expect(fake.state.fakeErrors).toEqual([])
+  })
+
+  test("a re-run on the same head posts nothing new", async () => {
+    const { scenario, fake, env } = await githubScenario()
+    expect((await scenario.run({ env })).code).toBe(2)
+    const before = posted(fake)
+    const writes = fake.requests({ method: "POST" }).length
+    const again = await scenario.run({ env })
+    expect(again.code, again.stderr).toBe(2)
+    const after = posted(fake)
+    expect(after.summaries.map((comment) => comment.id)).toEqual(before.summaries.map((comment) => comment.id))
+    expect(after.reviews).toHaveLength(1)
+    expect(after.inline).toHaveLength(1)
+    // Nothing created: the summary was edited in place, the standing change request left alone.
+    expect(
+      fake
+        .requests({ method: "POST" })
+        .slice(writes)
+        .filter((request) => request.path !== "/graphql"),
+    ).toEqual([])
+  })
+
+  test("a fixing push: the thread is answered and resolved, and the new head is approved", async () => {
+    const { scenario, fake, env } = await githubScenario({ fake: {} })
+    fake.state.repos[0]!.actionsCanApprove = true
+    expect((await scenario.run({ env })).code).toBe(2)
+    await scenario.repo.write({
+      "src/auth/login.ts": loginSource.replace(
+        "db.query(`SELECT * FROM users WHERE name = '${name}'`)",
+        "db.query('SELECT * FROM users WHERE name = $1', [name])",
+      ),
+    })
+    scenario.repo.commit("Bind the name")
+    fake.push(githubRepo, githubPull, { git: { dir: scenario.repo.dir, base: "main", head: "feature" } })
+    for (const name of specialists) scenario.setReply(`fake/${name}`, findingsReply([]))
+
+    const run = await scenario.run({ env })
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.record!.decision).toBe("approved")
+    const thread = fake.state.threads.find((candidate) => candidate.path === "src/auth/login.ts")!
+    expect(thread.isResolved).toBe(true)
+    const replies = fake.state.reviewComments.filter((comment) => comment.inReplyToId !== null && ours(comment.user))
+    expect(replies.map((comment) => comment.body)).toEqual([expect.stringContaining("Fixed in")])
+    const { reviews, summaries } = posted(fake)
+    // The reply came with a COMMENTED review of its own, as on GitHub; the decisions are these two.
+    const decisions = reviews.filter((review) => review.state !== "COMMENTED")
+    expect(decisions.map((review) => review.state)).toEqual(["CHANGES_REQUESTED", "APPROVED"])
+    expect(decisions[1]!.commitId).toBe(fake.head(githubRepo, githubPull).headSha)
+    expect(summaries).toHaveLength(1)
+    expect(summaries[0]!.body).toContain("approved")
+  })
+
+  test("GitHub refuses the Actions bot's approval: the review comments instead and says why", async () => {
+    const { scenario, fake, env } = await githubScenario()
+    for (const name of specialists) scenario.setReply(`fake/${name}`, findingsReply([]))
+    const run = await scenario.run({ env })
+    expect(run.code, run.stderr).toBe(0)
+    expect(posted(fake).reviews.filter((review) => review.state === "APPROVED")).toEqual([])
+    expect(run.stderr).toContain("GitHub refused the approval")
+  })
+
+  test("a 502 after the store and a secondary rate limit: nothing is posted twice", async () => {
+    const { scenario, fake, env } = await githubScenario()
+    fake.failNext({ method: "POST", path: /\/issues\/\d+\/comments$/ }, { status: 502, afterStore: true })
+    fake.failNext({ method: "POST", path: /\/pulls\/\d+\/reviews$/ }, { status: 502, afterStore: true })
+    fake.secondaryRateLimit({ method: "GET", path: /\/pulls\/\d+\/files$|\/issues\/\d+\/comments$/ }, { retryAfter: 1 })
+    const run = await scenario.run({ env })
+    expect(run.code, run.stderr).toBe(2)
+    const { summaries, reviews, inline } = posted(fake)
+    expect(summaries).toHaveLength(1)
+    expect(reviews).toHaveLength(1)
+    expect(inline).toHaveLength(1)
+    expect(
+      fake
+        .requests()
+        .filter((request) => request.injected)
+        .map((request) => request.injected),
+    ).toEqual(expect.arrayContaining(["502-after-store", "secondary-rate-limit"]))
+  })
+
+  test("a suggestion that applies is posted as GitHub's suggestion block on the line", async () => {
+    const { scenario, fake, env } = await githubScenario()
+    const fixed = "  return db.query('SELECT * FROM users WHERE name = $1', [name])"
+    scenario.setReply("fake/security", findingsReply([{ ...sqlFinding, suggestion: { startLine: 2, lines: [fixed] } }]))
+    const run = await scenario.run({ env })
+    expect(run.code, run.stderr).toBe(2)
+    const [comment] = posted(fake).inline
+    expect(comment!.body).toContain(`\`\`\`suggestion\n${fixed}\n\`\`\``)
+    expect(comment).toMatchObject({ line: 2, side: "RIGHT" })
+  })
+})
