@@ -76,6 +76,7 @@ describe.each(modes)("the review component rendered by GitLab's %s interpolation
         OPENCODE_REVIEWER_MODELS_TOP: "",
         OPENCODE_REVIEWER_MODELS_STANDARD: "",
         OPENCODE_REVIEWER_MODELS_LIGHT: "",
+        OPENCODE_REVIEWER_MAX_COST_USD: "",
       },
       script: defaultScript,
       artifacts: {
@@ -101,6 +102,7 @@ describe.each(modes)("the review component rendered by GitLab's %s interpolation
         "models-top": "anthropic/claude-opus-4-7, anthropic/claude-opus-4-6",
         "models-standard": "openai/gpt-5.4",
         "models-light": "moonshotai/kimi-k2.5",
+        budget: "2.50",
         "allow-failure": true,
         version: "1.4.0-rc.1",
         image: "oven/bun:1.3.14",
@@ -118,6 +120,7 @@ describe.each(modes)("the review component rendered by GitLab's %s interpolation
       OPENCODE_REVIEWER_MODELS_TOP: "anthropic/claude-opus-4-7, anthropic/claude-opus-4-6",
       OPENCODE_REVIEWER_MODELS_STANDARD: "openai/gpt-5.4",
       OPENCODE_REVIEWER_MODELS_LIGHT: "moonshotai/kimi-k2.5",
+      OPENCODE_REVIEWER_MAX_COST_USD: "2.50",
     })
     expect(job.script[1]).toContain('= "1.4.0-rc.1" ]; then')
     expect(job.script[1]).toContain('set -- bunx "opencode-reviewer@1.4.0-rc.1"')
@@ -178,6 +181,9 @@ describe("input validation, as GitLab does it at pipeline creation", () => {
       /`models-top` input: provided value does not match/,
     ],
     ["a job name with spaces", { "job-name": "ai review" }, /`job-name` input: provided value does not match/],
+    ["a budget of zero", { budget: "0" }, /`budget` input: provided value does not match/],
+    ["a budget with a currency sign", { budget: "$3" }, /`budget` input: provided value does not match/],
+    ["a budget as a YAML number", { budget: 2.5 }, /`budget` input: provided value is not a string/],
   ]
   test.each(rejected)("rejects %s", (_, inputs, message) => {
     expect(() => renderComponent(templateText, inputs)).toThrow(ComponentError)
@@ -261,6 +267,47 @@ describe("input validation, as GitLab does it at pipeline creation", () => {
     expect(() => renderComponent(templateText, { "models-top": "claude-sonnet" })).toThrow(
       "`models-top` input: provided value does not match",
     )
+  })
+
+  test("a budget the component accepts is one the CLI accepts, and the other way round", () => {
+    const budgets = [
+      "",
+      "2.5",
+      "3",
+      "0.75",
+      ".5",
+      "10.",
+      "0.01",
+      "007",
+      "0",
+      "0.0",
+      ".",
+      "-1",
+      "1e3",
+      "2,5",
+      "$3",
+      " 2",
+    ]
+    const accepted = (run: () => unknown) => {
+      try {
+        run()
+        return true
+      } catch {
+        return false
+      }
+    }
+    const verdicts = budgets.map((budget) => ({
+      budget,
+      component: accepted(() => renderComponent(templateText, { budget })),
+      cli: accepted(() => applyModelEnv(resolveConfig({}), { OPENCODE_REVIEWER_MAX_COST_USD: budget })),
+    }))
+    // The CLI trims and so takes " 2"; the component, stricter, refuses it. Apart from that they agree.
+    for (const { budget, component, cli } of verdicts) {
+      if (budget === " 2") expect([component, cli], budget).toEqual([false, true])
+      else expect(component, JSON.stringify(budget)).toBe(cli)
+    }
+    expect(verdicts.filter((verdict) => verdict.component).length).toBeGreaterThan(5)
+    expect(verdicts.filter((verdict) => !verdict.cli).length).toBeGreaterThan(5)
   })
 
   test("every default of the spec passes the spec's own rules", () => {
@@ -464,6 +511,10 @@ describe("the rendered script, run the way a runner runs it", () => {
     expect(result.bunx!.env.OPENCODE_REVIEWER_MODELS_TOP).toBe("a/b,c/d")
     expect(result.bunx!.env.OPENCODE_REVIEWER_MODELS_STANDARD).toBe("")
     expect(result.bunx!.env.OPENCODE_REVIEWER_MODELS_LIGHT).toBe("e/f")
+    expect(result.bunx!.env.OPENCODE_REVIEWER_MAX_COST_USD).toBe("")
+    const capped = run(renderJob({ budget: "1.75" }).job, { GITLAB_TOKEN: "t" })
+    expect(capped.bunx!.env.OPENCODE_REVIEWER_MAX_COST_USD).toBe("1.75")
+    expect(applyModelEnv(resolveConfig({}), capped.bunx!.env).maxCostUsd).toBe(1.75)
   })
 
   test("token-variable names the variable GITLAB_TOKEN is read from, plain or file-type", () => {

@@ -75,5 +75,7 @@ Environment:
                           configuration file when --config is not given
   OPENCODE_REVIEWER_MODELS_TOP, _STANDARD, _LIGHT
                           model chains (comma-separated, primary first) overriding the config
+  OPENCODE_REVIEWER_MAX_COST_USD
+                          spend cap per review in US dollars (e.g. 2.5) overriding maxCostUsd
   OPENCODE_BIN            the opencode binary to run (default: the one installed with this package)
 `

@@ -2,7 +2,7 @@
 // built-in defaults (`resolveConfig({})`). Generic on purpose: a key added to the zod schema shows
 // up here after `bun run schema && bun run docs`, with no list of keys to maintain.
 import { fileURLToPath } from "node:url"
-import { modelEnvNames, parseConfig, resolveConfig } from "../src/config/config"
+import { maxCostEnvName, modelEnvNames, parseConfig, resolveConfig } from "../src/config/config"
 import { schemaFile, schemaText } from "../src/config/schema-file"
 
 /** Where the configuration reference lives in the repository. */
@@ -146,6 +146,9 @@ export function renderConfigDocs(input: DocsInput): string {
     "- Environment variables replace a family's chain for one job (comma-separated, primary first):",
     ...Object.entries(modelEnvNames).map(([family, name]) => `  \`${name}\` replaces \`models.${family}\`;`),
     "  `reviewers.<name>.model` and the remote reviewer config still win over them.",
+    `- \`${maxCostEnvName}\` replaces \`maxCostUsd\` for one job: a positive number of US dollars`,
+    "  such as `2.5` (empty keeps the file's value; anything else stops the job, naming the variable).",
+    "  The `budget` input of the CI component and of the GitHub Action sets it.",
     "",
     "How these settings play out in production (tokens, merge gates, the remote reviewer config,",
     "telemetry, costs) is in [operations.md](operations.md).",

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest"
 import { ConfigInvalidError } from "../model/errors"
-import { configJsonSchema, defaults, parseConfig, parseConfigText } from "./config"
+import { applyModelEnv, configJsonSchema, defaults, maxCostEnvName, parseConfig, parseConfigText } from "./config"
 
 describe("parseConfig", () => {
   test("fills every default from the design when the file is empty", () => {
@@ -77,6 +77,65 @@ describe("parseConfig", () => {
 
   test("reports broken JSON with the file name", () => {
     expect(() => parseConfigText("{ nope", "cfg.json")).toThrow(/cfg.json is invalid:\n\s+not valid JSON/)
+  })
+})
+
+describe("applyModelEnv", () => {
+  const caught = (run: () => unknown): ConfigInvalidError => {
+    try {
+      run()
+    } catch (error) {
+      if (error instanceof ConfigInvalidError) return error
+      throw error
+    }
+    throw new Error("expected a ConfigInvalidError")
+  }
+
+  test("OPENCODE_REVIEWER_MAX_COST_USD sets the spend cap over the config file's, trimmed", () => {
+    const { config } = parseConfig({ maxCostUsd: 5 })
+    expect(maxCostEnvName).toBe("OPENCODE_REVIEWER_MAX_COST_USD")
+    expect(applyModelEnv(config, { [maxCostEnvName]: " 2.5 " }).maxCostUsd).toBe(2.5)
+    expect(applyModelEnv(parseConfig({}).config, { [maxCostEnvName]: "3" }).maxCostUsd).toBe(3)
+    expect(applyModelEnv(config, { [maxCostEnvName]: ".75" }).maxCostUsd).toBe(0.75)
+    expect(applyModelEnv(config, { [maxCostEnvName]: "10." }).maxCostUsd).toBe(10)
+  })
+
+  test("an empty or missing OPENCODE_REVIEWER_MAX_COST_USD leaves the config file's cap, or none", () => {
+    const { config } = parseConfig({ maxCostUsd: 5 })
+    expect(applyModelEnv(config, {}).maxCostUsd).toBe(5)
+    expect(applyModelEnv(config, { [maxCostEnvName]: "" }).maxCostUsd).toBe(5)
+    expect(applyModelEnv(config, { [maxCostEnvName]: "  " }).maxCostUsd).toBe(5)
+    expect(applyModelEnv(parseConfig({}).config, { [maxCostEnvName]: "" }).maxCostUsd).toBeNull()
+  })
+
+  test.each(["0", "0.00", "-1", "abc", "$3", "2,50", "1e3", "0x10", "Infinity", "NaN", "3 USD", "1.2.3"])(
+    "refuses OPENCODE_REVIEWER_MAX_COST_USD=%j, naming the variable and the value",
+    (value) => {
+      const error = caught(() => applyModelEnv(parseConfig({}).config, { [maxCostEnvName]: value }))
+      expect(error.message).toBe(
+        `$OPENCODE_REVIEWER_MAX_COST_USD is invalid:\n  expected a positive number of US dollars such as 2.5, got ${JSON.stringify(value)}`,
+      )
+      expect(error.data.file).toBe("$OPENCODE_REVIEWER_MAX_COST_USD")
+    },
+  )
+
+  test("the spend cap and the model chains apply together, and neither touches the other", () => {
+    const { config } = parseConfig({ maxCostUsd: 5, models: { light: ["a/light"] } })
+    const applied = applyModelEnv(config, {
+      [maxCostEnvName]: "1.25",
+      OPENCODE_REVIEWER_MODELS_TOP: "x/top, y/top",
+    })
+    expect(applied.maxCostUsd).toBe(1.25)
+    expect(applied.models).toEqual({ ...config.models, top: ["x/top", "y/top"] })
+    expect(applyModelEnv(config, { OPENCODE_REVIEWER_MODELS_TOP: "x/top" }).maxCostUsd).toBe(5)
+    expect(config.maxCostUsd).toBe(5)
+    // A bad model chain still fails with the cap valid, and a bad cap with the chains valid.
+    expect(
+      caught(() => applyModelEnv(config, { [maxCostEnvName]: "2", OPENCODE_REVIEWER_MODELS_TOP: "top" })).message,
+    ).toContain("$OPENCODE_REVIEWER_MODELS_TOP")
+    expect(
+      caught(() => applyModelEnv(config, { [maxCostEnvName]: "-2", OPENCODE_REVIEWER_MODELS_TOP: "x/top" })).message,
+    ).toContain("$OPENCODE_REVIEWER_MAX_COST_USD")
   })
 })
 

@@ -490,11 +490,16 @@ export const modelEnvNames: Record<ModelTier, string> = {
   light: "OPENCODE_REVIEWER_MODELS_LIGHT",
 }
 
+/** Environment variable that sets `maxCostUsd`, the spend cap per review in USD (the CI inputs' `budget`). */
+export const maxCostEnvName = "OPENCODE_REVIEWER_MAX_COST_USD"
+
 /**
- * Applies model-chain overrides from the environment (how the CI component passes its model
- * inputs). Empty variables are ignored; a malformed entry fails naming the variable.
+ * Applies model-chain and spend-cap overrides from the environment (how the CI component and the
+ * GitHub Action pass their inputs). Empty variables are ignored; a malformed value fails naming
+ * the variable.
  */
 export function applyModelEnv(config: Config, env: Record<string, string | undefined>): Config {
+  const maxCostUsd = readMaxCost(env[maxCostEnvName]) ?? config.maxCostUsd
   const models = { ...config.models }
   for (const tier of ModelTier.options) {
     const name = modelEnvNames[tier]
@@ -508,5 +513,21 @@ export function applyModelEnv(config: Config, env: Record<string, string | undef
     if (!parsed.success) throw new ConfigInvalidError(`$${name}`, parsed.error.issues.map(formatIssue))
     models[tier] = parsed.data
   }
-  return { ...config, models }
+  return { ...config, models, maxCostUsd }
+}
+
+// Plain decimal dollars only: Number() alone would also take "0x10", "1e3" or "Infinity".
+const dollars = /^(\d+(\.\d*)?|\.\d+)$/
+
+function readMaxCost(value: string | undefined): number | null {
+  const raw = value?.trim()
+  if (!raw) return null
+  const amount = dollars.test(raw) ? Number(raw) : Number.NaN
+  const parsed = ConfigInput.shape.maxCostUsd.safeParse(amount)
+  if (!parsed.success || parsed.data === undefined) {
+    throw new ConfigInvalidError(`$${maxCostEnvName}`, [
+      `expected a positive number of US dollars such as 2.5, got ${JSON.stringify(raw)}`,
+    ])
+  }
+  return parsed.data
 }
