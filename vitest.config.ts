@@ -16,7 +16,11 @@ export default defineConfig({
     globalSetup: ["test/setup/bun-runtime.ts"],
     setupFiles: ["test/setup/bun-runtime-worker.ts"],
     projects: [
-      { extends: true, test: { name: "unit", include: ["packages/*/src/**/*.test.ts"] } },
+      // test/action runs action.yml's steps with a stub bunx, no OpenCode process: fast enough for unit.
+      {
+        extends: true,
+        test: { name: "unit", include: ["packages/*/src/**/*.test.ts", "test/action/**/*.test.ts"] },
+      },
       // A test that runs two or three whole reviews takes 25-40 s on a busy 2-core runner, so the
       // end-to-end budget is 90 s a test; a hung process still fails well inside it.
       { extends: true, test: { name: "e2e", include: ["test/**/*.test.ts"], testTimeout: 90_000 } },
