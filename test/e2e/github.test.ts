@@ -1,6 +1,18 @@
-import { findingsReply } from "@opencode-reviewer/testkit"
+import { readFile } from "node:fs/promises"
+import { join } from "node:path"
+import { findingsReply, type RecordedRequest, toolCall } from "@opencode-reviewer/testkit"
 import { afterEach, describe, expect, test } from "vitest"
-import { cleanUp, githubPull, githubRepo, githubScenario, loginSource, specialists, sqlFinding } from "./harness"
+import {
+  cleanUp,
+  githubActionsEnv,
+  githubPull,
+  githubRepo,
+  githubScenario,
+  judge,
+  loginSource,
+  specialists,
+  sqlFinding,
+} from "./harness"
 
 // `opencode-reviewer review` in a GitHub Actions pull request run: the real opencode binary, the
 // scripted model, and the GitHub fake built to the REST and GraphQL contract. No --vcs: the
@@ -129,5 +141,109 @@ describe("opencode-reviewer review on GitHub", () => {
     const [comment] = posted(fake).inline
     expect(comment!.body).toContain(`\`\`\`suggestion\n${fixed}\n\`\`\``)
     expect(comment).toMatchObject({ line: 2, side: "RIGHT" })
+  })
+})
+
+describe("talking to the bot on GitHub", () => {
+  /** A coordinator like `judge` that answers the question it was asked, quoting it, when one was. */
+  const answering = (request: RecordedRequest) => {
+    const reply = judge(request)
+    const prompt = JSON.stringify(request.body)
+    const asked = /asked=\\"true\\">\\n([^<]*)/.exec(prompt)?.[1]
+    if (!asked || reply.type !== "tool" || reply.name !== "review_submit_review") return reply
+    const args = reply.args as { review: string }
+    const answer = `You asked: ${asked.replace(/\\n/g, " ").trim().slice(0, 80)}. It is not: the name is concatenated.`
+    return toolCall("review_submit_review", {
+      review: args.review.replace("</review>", `  <answer>${answer}</answer>\n</review>`),
+    })
+  }
+
+  test("`/review` from someone with write access re-reviews the pull request", async () => {
+    const { scenario, fake, env } = await githubScenario()
+    expect((await scenario.run({ env })).code).toBe(2)
+    const requestsBefore = scenario.server.requests.length
+    const comment = fake.addIssueComment(githubRepo, githubPull, "alice", "/review")
+    const commentEnv = await githubActionsEnv(fake, "issue_comment", {
+      id: comment.id,
+      body: "/review",
+      login: "alice",
+    })
+    const run = await scenario.run({ env: commentEnv })
+    expect(run.code, run.stderr).toBe(2)
+    expect(scenario.server.requests.length).toBeGreaterThan(requestsBefore)
+    expect(comment.reactions.map((reaction) => reaction.content)).toEqual(["eyes"])
+    const { summaries, inline } = posted(fake)
+    expect(summaries).toHaveLength(1)
+    expect(inline).toHaveLength(1)
+  })
+
+  test("a question to the bot gets one answer, in its thread, and a re-run does not answer twice", async () => {
+    const { scenario, fake, env } = await githubScenario()
+    scenario.setReply("fake/coordinator", answering)
+    expect((await scenario.run({ env })).code).toBe(2)
+    const root = posted(fake).inline[0]!
+    const question = "Is the name parameterised anywhere?"
+    // alice replies through the API, as she would on github.com.
+    const answer = await fetch(`${fake.url}/repos/${githubRepo}/pulls/${githubPull}/comments/${root.id}/replies`, {
+      method: "POST",
+      headers: { authorization: `token ${fake.tokens.alice}`, "content-type": "application/json" },
+      body: JSON.stringify({ body: question }),
+    })
+    expect(answer.status).toBe(201)
+    const asked = (await answer.json()) as { id: number }
+    const askEnv = await githubActionsEnv(fake, "pull_request_review_comment", {
+      id: asked.id,
+      body: question,
+      login: "alice",
+      inReplyToId: root.id,
+    })
+    const run = await scenario.run({ env: askEnv })
+    expect(run.code, run.stderr).toBe(2)
+    const answers = () =>
+      fake.state.reviewComments.filter((comment) => ours(comment.user) && comment.body.includes("You asked"))
+    expect(answers()).toHaveLength(1)
+    expect(answers()[0]).toMatchObject({ inReplyToId: root.id })
+    expect(answers()[0]!.body).toContain("Is the name parameterised anywhere?")
+    expect((await scenario.run({ env: askEnv })).code).toBe(2)
+    expect(answers()).toHaveLength(1)
+  })
+
+  test("`/review full` forces the full tier on a change that would get less", async () => {
+    const { scenario, fake, env } = await githubScenario({
+      scenario: {
+        files: { "src/util/strings.ts": "export const shout = (s: string) => s.toUpperCase()\n" },
+        replies: Object.fromEntries(specialists.map((name) => [`fake/${name}`, findingsReply([])])),
+      },
+    })
+    const normal = await scenario.run({ env })
+    expect(normal.code, normal.stderr).toBe(0)
+    expect(normal.record!.tier).not.toBe("full")
+    const comment = fake.addIssueComment(githubRepo, githubPull, "alice", "/review full")
+    const full = await scenario.run({
+      env: await githubActionsEnv(fake, "issue_comment", { id: comment.id, body: comment.body, login: "alice" }),
+    })
+    expect(full.code, full.stderr).toBe(0)
+    expect(full.record!.tier).toBe("full")
+    const plan = await readFile(join(scenario.outputDir, "work", "plan.json"), "utf8")
+    expect(plan).toContain("alice asked for the full review")
+  })
+
+  test("an outside contributor's `/review`, a bot's, and a comment that asks nothing: nothing runs", async () => {
+    const { scenario, fake } = await githubScenario({
+      fake: { actors: [{ login: "github-actions[bot]" }, { login: "mallory", permission: "read" }] },
+    })
+    const cases = [
+      { login: "mallory", body: "/review full", why: "mallory has read access" },
+      { login: "renovate[bot]", type: "Bot" as const, body: "/review", why: "renovate[bot] is a bot" },
+      { login: "alice", body: "Looks fine to me.", why: "asks nothing of the bot" },
+    ]
+    for (const { login, type, body, why } of cases) {
+      const env = await githubActionsEnv(fake, "issue_comment", { id: 9000 + cases.length, body, login, type })
+      const run = await scenario.run({ env })
+      expect(run.code, run.stderr).toBe(0)
+      expect(run.stderr).toContain(why)
+    }
+    expect(scenario.server.requests).toEqual([])
+    expect(fake.requests({ method: "POST" })).toEqual([])
   })
 })

@@ -293,7 +293,15 @@ export async function githubScenario(
 export async function githubActionsEnv(
   fake: GithubFake,
   eventName: "pull_request" | "issue_comment" | "pull_request_review_comment",
-  comment?: { id: number; body: string; login: string; type?: "User" | "Bot"; association?: string },
+  comment?: {
+    id: number
+    body: string
+    login: string
+    type?: "User" | "Bot"
+    association?: string
+    /** For a review comment: the comment it answers. */
+    inReplyToId?: number
+  },
 ): Promise<Record<string, string>> {
   const pull = fake.pull(githubRepo, githubPull)
   const head = fake.head(githubRepo, githubPull)
@@ -334,6 +342,7 @@ export async function githubActionsEnv(
               user,
               author_association: comment!.association ?? "MEMBER",
               path: "src/auth/login.ts",
+              ...(comment!.inReplyToId === undefined ? {} : { in_reply_to_id: comment!.inReplyToId }),
             },
             repository,
           }

@@ -7,13 +7,24 @@ export class CliUsageError extends ReviewError<{ command: string | null }> {
   }
 }
 
-/** Exit code for anything thrown out of a command: every failure to review is 1. */
-export function exitCodeFor(_error: unknown): number {
-  return 1
+/**
+ * A comment started the run but asks nothing of the bot, or comes from someone who may not ask (an
+ * outside contributor, a bot): nothing was reviewed, on purpose, and that is a success (exit 0).
+ */
+export class NothingToDo extends ReviewError<{ reason: string }> {
+  constructor(reason: string) {
+    super("NothingToDo", `nothing to do: ${reason}`, { reason })
+  }
+}
+
+/** Exit code for anything thrown out of a command: every failure to review is 1; nothing to do is 0. */
+export function exitCodeFor(error: unknown): number {
+  return error instanceof NothingToDo ? 0 : 1
 }
 
 /** The text a person sees for an error: what happened, then what they can do about it. */
 export function formatError(error: unknown): string {
+  if (error instanceof NothingToDo) return `opencode-reviewer: ${error.message}\n`
   if (error instanceof CliUsageError) {
     const help = error.data.command ? `opencode-reviewer ${error.data.command} --help` : "opencode-reviewer --help"
     return `error: ${error.message}\nrun "${help}" for usage\n`

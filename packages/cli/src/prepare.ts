@@ -37,7 +37,7 @@ import { standardsPlugin } from "@opencode-reviewer/standards"
 import type pino from "pino"
 import type { Flags } from "./args"
 import { findAssets } from "./assets"
-import { CliUsageError } from "./errors"
+import { CliUsageError, NothingToDo } from "./errors"
 import type { commandHelp } from "./help"
 import { type Io, readPatch, readText } from "./io"
 import { createLogger } from "./log"
@@ -119,6 +119,9 @@ export async function prepare(values: Flags, io: Io, command: keyof typeof comma
               env: io.env,
             })
 
+  // A run started by a comment goes on only when a person allowed to ask the bot asked it something.
+  const asked = (await provider.readRequest?.()) ?? null
+  if (asked && !asked.run) throw new NothingToDo(asked.reason)
   const change = await provider.readChange()
   const read = await readConfig(values.config, io, provider)
   const { warnings, file } = read

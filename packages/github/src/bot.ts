@@ -1,4 +1,10 @@
-import { type BotThread, decodedMarker, type MergeRequestComment, Severity } from "@opencode-reviewer/core"
+import {
+  type BotThread,
+  type ChangeRequest,
+  decodedMarker,
+  type MergeRequestComment,
+  Severity,
+} from "@opencode-reviewer/core"
 import type { ApiThread, ApiUser, GithubClient } from "./client"
 import type { GithubContext } from "./context"
 import { decodeAnchor, markerIn, markers, stripMarkers } from "./markers"
@@ -82,4 +88,13 @@ export interface HumanComment {
   comment: MergeRequestComment
   id: number
   kind: "conversation" | "review"
+}
+
+/** The comment that started this run and what it asked, with where an answer goes. */
+export interface AskedComment {
+  request: ChangeRequest
+  commentId: number
+  kind: "conversation" | "review"
+  /** The review comment a reply answers (the thread's first), or the comment itself. */
+  rootId: number
 }

@@ -1,16 +1,19 @@
 import {
+  botHandle,
   type Change,
   type Logger,
+  type MergeRequestComment,
   type PreviousReview,
   type PublishOptions,
   parseDiff,
   type ReviewRecord,
+  requestOf,
   silentLogger,
   tracePreviousFindings,
   type VcsProvider,
 } from "@opencode-reviewer/core"
 import { diffFromFiles } from "./api-diff"
-import { type BotIdentity, botThreadOf, type HumanComment, identify, isBot, ownThreads } from "./bot"
+import { type AskedComment, type BotIdentity, botThreadOf, type HumanComment, identify, isBot, ownThreads } from "./bot"
 import {
   type ApiIssueComment,
   type ApiPull,
@@ -71,6 +74,12 @@ export function createGithubProvider(options: GithubProviderOptions): GithubProv
     log,
   })
   let state: ReadState | null = null
+  let asked: AskedComment | null = null
+  let identity: Promise<BotIdentity> | null = null
+  const whoAmI = () => {
+    identity ??= identify(client, context)
+    return identity
+  }
   let pull: Promise<ApiPull> | null = null
   const readPull = () => {
     pull ??= client.pull().catch((error: unknown) => {
@@ -87,7 +96,7 @@ export function createGithubProvider(options: GithubProviderOptions): GithubProv
     name: "github",
     context,
     async readChange() {
-      const [bot, pr] = await access(context, Promise.all([identify(client, context), readPull()]))
+      const [bot, pr] = await access(context, Promise.all([whoAmI(), readPull()]))
       if (pr.state !== "open") log.warn({ state: pr.state }, "the pull request is not open")
       const headSha = pr.head.sha
       const text = await client.diff()
@@ -132,6 +141,7 @@ export function createGithubProvider(options: GithubProviderOptions): GithubProv
         unreviewed: assembled.unreviewed,
         humanComments: human,
         breakGlass: null,
+        asked,
       }
       for (const file of assembled.unreviewed) log.warn({ path: file.path, reason: file.reason }, "file not reviewable")
       return {
@@ -147,7 +157,8 @@ export function createGithubProvider(options: GithubProviderOptions): GithubProv
           headSha,
           url: pr.html_url,
         },
-        comments: human.map((comment) => comment.comment),
+        comments: askedComments(human, asked),
+        ...(asked ? { request: asked.request } : {}),
         previousReview,
         customInstructions: null,
         readHeads: (paths) =>
@@ -174,6 +185,44 @@ export function createGithubProvider(options: GithubProviderOptions): GithubProv
       if (folder !== "" && !tree.entries.some((entry) => entry.path === folder && entry.type === "tree")) return null
       // Symlinks (mode 120000) are blobs too; their text is a path, never a document.
       return inside.filter((entry) => entry.type === "blob" && entry.mode !== "120000").map((entry) => entry.path)
+    },
+    async readRequest() {
+      const comment = context.comment
+      if (!comment) return null
+      const login = comment.author.login
+      if (context.action !== null && context.action !== "created")
+        return { run: false, reason: `the comment was ${context.action}; only a new comment asks the bot` }
+      const bot = await access(context, whoAmI())
+      if (context.isBotComment || isBot({ login, type: comment.author.type }, bot))
+        return { run: false, reason: `${login} is a bot; a bot's comment never starts a review` }
+      let inBotThread = false
+      if (comment.kind === "review" && comment.inReplyToId !== null) {
+        const root = (await client.reviewComments()).find((candidate) => candidate.id === comment.inReplyToId)
+        inBotThread = root !== undefined && isBot(root.user, bot) && markerIn(root.body, markers.finding) !== null
+      }
+      const kind = requestOf(comment.body, { inBotThread })
+      if (kind === null)
+        return {
+          run: false,
+          reason: `the comment by ${login} asks nothing of the bot (it answers \`/review\`, \`/review full\` and questions to @${botHandle})`,
+        }
+      // Write access or more ("maintain" reads "write" here, docs/github.md); the payload's author_association is not enough.
+      const permission = await access(context, client.permission(login))
+      if (permission !== "admin" && permission !== "write")
+        return {
+          run: false,
+          reason: `${login} has ${permission} access to ${context.owner}/${context.repo}; only people with write access can ask the bot`,
+        }
+      await client
+        .addReaction(comment.id, comment.kind, "eyes")
+        .catch((error: unknown) => log.warn({ error: String(error) }, "could not react to the comment"))
+      asked = {
+        request: { kind, by: login, body: comment.body },
+        commentId: comment.id,
+        kind: comment.kind,
+        rootId: comment.inReplyToId ?? comment.id,
+      }
+      return { run: true, request: asked.request }
     },
     breakGlass(phrase) {
       if (!state) throw new Error("breakGlass called before readChange")
@@ -251,6 +300,19 @@ function humanComments(
         comment: { author: comment.user?.login ?? "ghost", createdAt: comment.created_at, body: comment.body },
       })),
   ].sort((a, b) => (a.comment.createdAt ?? "").localeCompare(b.comment.createdAt ?? ""))
+}
+
+// The comments the coordinator reads; a question that started the run is marked, so it is the one
+// answered (added when it sits in the bot's own thread, where comments do not list it).
+function askedComments(human: readonly HumanComment[], asked: AskedComment | null): MergeRequestComment[] {
+  const comments = human.map((entry) =>
+    asked?.request.kind === "question" && entry.id === asked.commentId && entry.kind === asked.kind
+      ? { ...entry.comment, asked: true }
+      : entry.comment,
+  )
+  if (asked?.request.kind === "question" && !comments.some((comment) => comment.asked))
+    comments.push({ author: asked.request.by, createdAt: null, body: asked.request.body, asked: true })
+  return comments
 }
 
 async function readApiHeads(

@@ -6,6 +6,7 @@ import {
   findingFingerprints,
   type InlineFinding,
   type Logger,
+  oneLine,
   type PublishReport,
   type ReviewFinding,
   type ReviewPlatform,
@@ -19,7 +20,15 @@ import {
   type UnreadFile,
   upsertSummary,
 } from "@opencode-reviewer/core"
-import { type BotIdentity, botThreadOf, type HumanComment, isBot, isBotAuthor, ownThreads } from "./bot"
+import {
+  type AskedComment,
+  type BotIdentity,
+  botThreadOf,
+  type HumanComment,
+  isBot,
+  isBotAuthor,
+  ownThreads,
+} from "./bot"
 import type { ApiPull, ApiReview, ApiThread, GithubClient, ReviewCommentInput, ReviewEvent } from "./client"
 import type { GithubContext } from "./context"
 import { encodeAnchor, markerIn, markers, neutralizeForGithub, prepareBody } from "./markers"
@@ -36,6 +45,8 @@ export interface ReadState {
   unreviewed: UnreadFile[]
   humanComments: HumanComment[]
   breakGlass: { by: string; at: string | null } | null
+  /** The comment that started this run, when one did. */
+  asked: AskedComment | null
 }
 
 /** What the decision's review did. `detail` says why when it did less than the decision asked. */
@@ -71,6 +82,8 @@ export interface GithubPublishResult extends PublishReport {
     movedToSummary: { findingId: string; reason: string }[]
   }
   decision: GithubDecisionOutcome
+  /** The answer to the question that started this run: posted in its thread, or already there. */
+  answer: { commentId: number; action: "posted" | "already_posted" } | null
   notices: string[]
   warnings: string[]
   neutralized: number
@@ -110,6 +123,7 @@ export async function publishReview(input: PublishInput): Promise<GithubPublishR
     summaryComment: null,
     threads: { created: [], kept: [], reopened: [], resolved: [], dismissed: [], movedToSummary: [] },
     decision: { action: "failed", reviewId: null, sha: null, detail: null },
+    answer: null,
     notices: [],
     warnings: [],
     neutralized: 0,
@@ -315,6 +329,14 @@ export async function publishReview(input: PublishInput): Promise<GithubPublishR
     warn,
   )
 
+  // (e) the answer to the question that started the run, once, where it was asked
+  if (state.asked?.request.kind === "question") {
+    result.answer = await answerQuestion(client, state.asked, record.answer, prepare).catch((error: unknown) => {
+      warn("could not post the answer to the question", error)
+      return null
+    })
+  }
+
   log.info(
     {
       summary: result.summaryComment,
@@ -328,6 +350,36 @@ export async function publishReview(input: PublishInput): Promise<GithubPublishR
   )
   result.lines = describePublishResult(result)
   return result
+}
+
+/**
+ * One short answer where the question was asked: a reply in its review thread, or a comment on the
+ * conversation quoting it. Found again by its marker, so a re-run never answers twice. Without an
+ * answer from the coordinator it says so rather than stay silent.
+ */
+async function answerQuestion(
+  client: GithubClient,
+  asked: AskedComment,
+  answer: string | null,
+  prepare: (text: string, list: [string, string][]) => string,
+): Promise<GithubPublishResult["answer"]> {
+  const tag = `answer:${asked.commentId}`
+  const text =
+    answer?.trim() ||
+    "This run had no answer to the question; the review itself is in the summary comment of this pull request."
+  if (asked.kind === "review") {
+    const replies = await client.reviewComments()
+    if (replies.some((comment) => markerIn(comment.body, markers.reply) === tag))
+      return { commentId: asked.commentId, action: "already_posted" }
+    await client.reply(asked.rootId, prepare(`${text}\n`, [[markers.reply, tag]]))
+    return { commentId: asked.commentId, action: "posted" }
+  }
+  const comments = await client.issueComments()
+  if (comments.some((comment) => markerIn(comment.body ?? "", markers.reply) === tag))
+    return { commentId: asked.commentId, action: "already_posted" }
+  const quoted = oneLine(asked.request.body).slice(0, 200)
+  await client.createIssueComment(prepare(`> ${quoted}\n\n${text}\n`, [[markers.reply, tag]]))
+  return { commentId: asked.commentId, action: "posted" }
 }
 
 /**
@@ -601,6 +653,8 @@ export function describePublishResult(result: Omit<GithubPublishResult, "lines">
   lines.push(
     `GitHub: ${decision.action.replace(/_/g, " ")}${decision.reviewId ? ` (review ${decision.reviewId})` : ""}${decision.detail ? ` — ${decision.detail}` : ""}`,
   )
+  if (result.answer)
+    lines.push(`GitHub: answer to comment ${result.answer.commentId} ${result.answer.action.replace(/_/g, " ")}`)
   for (const notice of result.notices) lines.push(`GitHub note: ${notice}`)
   for (const warning of result.warnings) lines.push(`GitHub warning: ${warning}`)
   return lines

@@ -22,6 +22,8 @@ export interface MergeRequestComment {
   author: string
   createdAt: string | null
   body: string
+  /** The comment that started this run asks the bot a question: the coordinator answers it. */
+  asked?: boolean
 }
 
 /** A note in one of the bot's threads: the bot's own (`bot: true`) or a human's reply (untrusted). */
@@ -286,7 +288,7 @@ export function buildPrompts(input: PromptInput): Prompts {
           `<mr_comments count="${input.comments.length}">`,
           ...input.comments.map(
             (comment, index) =>
-              `<mr_comment author="${attr(`comment ${index + 1} author`, comment.author)}"${comment.createdAt ? ` at="${escapeAttribute(comment.createdAt)}"` : ""}>\n${text(`comment ${index + 1}`, comment.body, "all")}\n</mr_comment>`,
+              `<mr_comment author="${attr(`comment ${index + 1} author`, comment.author)}"${comment.createdAt ? ` at="${escapeAttribute(comment.createdAt)}"` : ""}${comment.asked ? ` asked="true"` : ""}>\n${text(`comment ${index + 1}`, comment.body, "all")}\n</mr_comment>`,
           ),
           `</mr_comments>`,
         ].join("\n")

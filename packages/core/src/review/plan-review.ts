@@ -96,7 +96,7 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
   const warnings = parsed.problems.map((problem) => `diff: ${problem}`)
 
   const planned = await classifyFiles(parsed.files, change, config)
-  const assessment = assessRisk(
+  const assessed = assessRisk(
     planned.map(({ file, noise, securitySensitive }) => ({
       path: file.path,
       added: file.added,
@@ -106,6 +106,15 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     })),
     config.tiers,
   )
+  // `/review full` from a person allowed to ask: every reviewer the full tier schedules (the spend cap still applies).
+  const assessment =
+    change.request?.kind === "full" && assessed.tier !== "full"
+      ? {
+          ...assessed,
+          tier: "full" as const,
+          reasons: [`${change.request.by} asked for the full review`, ...assessed.reasons],
+        }
+      : assessed
   phase("classify")
   const signals = readSignals(planned, { security: assessment.tier === "lite" })
   // What reviewers will read, in tokens: the patches of reviewed files (the shared context is small).
