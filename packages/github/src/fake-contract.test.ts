@@ -666,6 +666,146 @@ describe("reviews and review comments", () => {
   })
 })
 
+describe("dismissing reviews", () => {
+  const dismissDocs = "https://docs.github.com/rest/pulls/reviews#dismiss-a-review-for-a-pull-request"
+
+  test("an approval or a change request is dismissed: 200 DISMISSED, body kept, still listed; a second dismissal is 422", async () => {
+    const fake = await start()
+    const changes = await client(fake, "reviewer-app[bot]").rest.pulls.createReview({
+      ...at,
+      event: "REQUEST_CHANGES",
+      body: "Please fix the off-by-one",
+    })
+    const approval = await client(fake, "carol").rest.pulls.createReview({ ...at, event: "APPROVE" })
+
+    const dismissed = await client(fake).rest.pulls.dismissReview({
+      ...at,
+      review_id: changes.data.id,
+      message: "Fixed in the latest push",
+      event: "DISMISS",
+    })
+    expect(dismissed.status).toBe(200)
+    expect(dismissed.data).toMatchObject({
+      id: changes.data.id,
+      state: "DISMISSED",
+      body: "Please fix the off-by-one",
+      user: { login: "reviewer-app[bot]" },
+      commit_id: featureSha,
+      submitted_at: changes.data.submitted_at,
+    })
+    const sent = fake.requests({ method: "PUT" })[0]!
+    expect(sent.path).toBe(`/repos/acme/widgets/pulls/7/reviews/${changes.data.id}/dismissals`)
+    expect(sent.body).toEqual({ message: "Fixed in the latest push", event: "DISMISS" })
+    // `event` is optional; the PR's author may dismiss too, having write access
+    const second = await client(fake, "alice").rest.pulls.dismissReview({
+      ...at,
+      review_id: approval.data.id,
+      message: "Stale approval",
+    })
+    expect(second.data.state).toBe("DISMISSED")
+
+    const listed = await client(fake).rest.pulls.listReviews(at)
+    expect(listed.data.map((review) => [review.id, review.state])).toEqual([
+      [changes.data.id, "DISMISSED"],
+      [approval.data.id, "DISMISSED"],
+    ])
+    expect(fake.state.reviews[0]!.dismissal).toMatchObject({
+      message: "Fixed in the latest push",
+      user: { login: "github-actions[bot]" },
+    })
+
+    const again = await httpError(
+      client(fake).rest.pulls.dismissReview({ ...at, review_id: changes.data.id, message: "again" }),
+    )
+    expect(again.status).toBe(422)
+    expect(again.response.data).toEqual({
+      message: "Validation Failed",
+      errors: ["Can not dismiss a dismissed pull request review"],
+      documentation_url: dismissDocs,
+      status: "422",
+    })
+    expect(again.message).toBe(`Validation Failed: "Can not dismiss a dismissed pull request review" - ${dismissDocs}`)
+  })
+
+  test("a commented or pending review cannot be dismissed (422); an unknown or hidden review is 404; read access is 403", async () => {
+    const fake = await start()
+    const commented = await client(fake, "reviewer-app[bot]").rest.pulls.createReview({
+      ...at,
+      event: "COMMENT",
+      body: "Just a note",
+    })
+    const refused = await httpError(
+      client(fake).rest.pulls.dismissReview({ ...at, review_id: commented.data.id, message: "x" }),
+    )
+    expect([refused.status, refused.response.data.errors]).toEqual([
+      422,
+      ["Can not dismiss a commented pull request review"],
+    ])
+
+    const pending = await client(fake).rest.pulls.createReview(at)
+    expect(pending.data.state).toBe("PENDING")
+    const own = await httpError(
+      client(fake).rest.pulls.dismissReview({ ...at, review_id: pending.data.id, message: "x" }),
+    )
+    expect(own.response.data.errors).toEqual(["Can not dismiss a pending pull request review"])
+    // someone else's pending review is invisible, so it is not found
+    const hidden = await httpError(
+      client(fake, "reviewer-app[bot]").rest.pulls.dismissReview({ ...at, review_id: pending.data.id, message: "x" }),
+    )
+    expect(hidden.status).toBe(404)
+
+    const unknown = await httpError(client(fake).rest.pulls.dismissReview({ ...at, review_id: 424242, message: "x" }))
+    expect(unknown.response.data).toEqual({ message: "Not Found", documentation_url: dismissDocs, status: "404" })
+    // a review of another pull request is not found under this one
+    const elsewhere = await httpError(
+      client(fake).rest.pulls.dismissReview({ ...at, pull_number: 8, review_id: commented.data.id, message: "x" }),
+    )
+    expect(elsewhere.status).toBe(404)
+
+    const changes = await client(fake, "reviewer-app[bot]").rest.pulls.createReview({
+      ...at,
+      event: "REQUEST_CHANGES",
+      body: "no",
+    })
+    const readOnly = await httpError(
+      client(fake, "readonly[bot]").rest.pulls.dismissReview({ ...at, review_id: changes.data.id, message: "x" }),
+    )
+    expect(readOnly.response.data).toEqual({
+      message: "Resource not accessible by integration",
+      documentation_url: dismissDocs,
+      status: "403",
+    })
+    const reader = await httpError(
+      client(fake, "bob").rest.pulls.dismissReview({ ...at, review_id: changes.data.id, message: "x" }),
+    )
+    expect(reader.status).toBe(403)
+    expect(fake.state.reviews.find((review) => review.id === changes.data.id)!.state).toBe("CHANGES_REQUESTED")
+  })
+
+  test("the message is required and `event` may only be DISMISS, in GitHub's schema-validation wording", async () => {
+    const fake = await start()
+    const changes = await client(fake, "reviewer-app[bot]").rest.pulls.createReview({
+      ...at,
+      event: "REQUEST_CHANGES",
+      body: "no",
+    })
+    const put = (body: unknown) =>
+      fetch(`${fake.url}/repos/acme/widgets/pulls/7/reviews/${changes.data.id}/dismissals`, {
+        method: "PUT",
+        headers: { authorization: `token ${fake.tokens["github-actions[bot]"]}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }).then(async (response): Promise<[number, any]> => [response.status, await response.json()])
+    expect(await put({})).toEqual([
+      422,
+      { message: 'Invalid request.\n\n"message" wasn\'t supplied.', documentation_url: dismissDocs, status: "422" },
+    ])
+    expect((await put({ message: "x", event: "APPROVE" }))[1].message).toBe(
+      `Invalid request.\n\nFor 'properties/event', "APPROVE" is not one of ["DISMISS"].`,
+    )
+    expect(fake.state.reviews[0]!.state).toBe("CHANGES_REQUESTED")
+  })
+})
+
 describe("reactions and permissions", () => {
   test("reactions: 201 when created, 200 when it already exists, listed per comment; an unknown content is 422", async () => {
     const fake = await start()

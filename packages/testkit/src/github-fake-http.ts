@@ -16,6 +16,7 @@ export const docs = {
   deleteIssueComment: "https://docs.github.com/rest/issues/comments#delete-an-issue-comment",
   createReview: "https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request",
   listReviews: "https://docs.github.com/rest/pulls/reviews#list-reviews-for-a-pull-request",
+  dismissReview: "https://docs.github.com/rest/pulls/reviews#dismiss-a-review-for-a-pull-request",
   listReviewComments: "https://docs.github.com/rest/pulls/comments#list-review-comments-on-a-pull-request",
   createReviewComment: "https://docs.github.com/rest/pulls/comments#create-a-review-comment-for-a-pull-request",
   createReply: "https://docs.github.com/rest/pulls/comments#create-a-reply-for-a-review-comment",
@@ -65,8 +66,11 @@ export const unprocessable = (errors: string[]): Reply => ({
   body: { message: "Unprocessable Entity", errors, status: "422" },
 })
 
-/** `Validation Failed` with object errors (`resource`, `code`, `field`, `message`), as most create endpoints answer. */
-export const validationFailed = (errors: object[], documentationUrl: string): Reply =>
+/**
+ * `Validation Failed` with object errors (`resource`, `code`, `field`, `message`), as most create
+ * endpoints answer, or with plain strings, as the dismissal endpoint does.
+ */
+export const validationFailed = (errors: (object | string)[], documentationUrl: string): Reply =>
   githubError(422, "Validation Failed", documentationUrl, { errors })
 
 /** The body api.github.com sends with a 502 (pretty-printed JSON, 32 bytes). */

@@ -1,5 +1,5 @@
 import { diffHunk, followLine, resolveLine } from "./github-fake-diff"
-import { docs, githubError, json, type Reply, unprocessable, validationFailed } from "./github-fake-http"
+import { docs, githubError, json, notFound, type Reply, unprocessable, validationFailed } from "./github-fake-http"
 import type { FakeRender } from "./github-fake-render"
 import type {
   FakeGithubActor,
@@ -15,8 +15,8 @@ import type {
 import type { FakeWorld } from "./github-fake-world"
 
 // Reviews and review comments: `POST …/pulls/{n}/reviews` with inline comments validated against
-// the diff of the commit they name (docs/github.md, "Line and side", "Reviews"), single review
-// comments, replies, and threads followed (or outdated) on push.
+// the diff of the commit they name (docs/github.md, "Line and side", "Reviews"), dismissals,
+// single review comments, replies, and threads followed (or outdated) on push.
 
 const events = { APPROVE: "APPROVED", REQUEST_CHANGES: "CHANGES_REQUESTED", COMMENT: "COMMENTED" } as const
 
@@ -90,6 +90,7 @@ export function createReviews(world: FakeWorld, render: FakeRender) {
       state: reviewState,
       commitId,
       submittedAt: reviewState === "PENDING" ? null : world.now(),
+      dismissal: null,
     }
     state.reviews.push(review)
     return review
@@ -237,6 +238,50 @@ export function createReviews(world: FakeWorld, render: FakeRender) {
     return json(200, render.review(review, repo))
   }
 
+  /**
+   * PUT /repos/{o}/{r}/pulls/{n}/reviews/{id}/dismissals (docs/github.md, "Dismissing a review"). The
+   * caller's write access is checked by the route. Only APPROVED and CHANGES_REQUESTED reviews can be
+   * dismissed; the review stays, as DISMISSED, with its body.
+   */
+  const dismissReview = (
+    actor: FakeGithubActor,
+    repo: FakeGithubRepo,
+    pull: FakeGithubPull,
+    reviewId: number,
+    input: Record<string, unknown>,
+  ): Reply => {
+    if (!("message" in input))
+      return githubError(422, `Invalid request.\n\n"message" wasn't supplied.`, docs.dismissReview)
+    const message = input.message
+    if (typeof message !== "string")
+      return githubError(
+        422,
+        `Invalid request.\n\nFor 'properties/message', ${message === null ? "nil" : JSON.stringify(message)} is not a string.`,
+        docs.dismissReview,
+      )
+    if (input.event !== undefined && input.event !== "DISMISS")
+      return githubError(
+        422,
+        `Invalid request.\n\nFor 'properties/event', ${JSON.stringify(input.event)} is not one of ["DISMISS"].`,
+        docs.dismissReview,
+      )
+    const review = state.reviews.find(
+      (candidate) =>
+        candidate.id === reviewId &&
+        candidate.repo === repo.fullName &&
+        candidate.pullNumber === pull.number &&
+        // Someone else's PENDING review is invisible, so it is not found either.
+        (candidate.state !== "PENDING" || candidate.user.id === actor.user.id),
+    )
+    if (!review) return notFound(docs.dismissReview)
+    const refused = { COMMENTED: "commented", PENDING: "pending", DISMISSED: "dismissed" } as const
+    if (review.state === "COMMENTED" || review.state === "PENDING" || review.state === "DISMISSED")
+      return validationFailed([`Can not dismiss a ${refused[review.state]} pull request review`], docs.dismissReview)
+    review.state = "DISMISSED"
+    review.dismissal = { message, user: actor.user, at: world.now() }
+    return json(200, render.review(review, repo))
+  }
+
   /** POST /repos/{o}/{r}/pulls/{n}/comments: one comment (a review of its own), or a reply via in_reply_to. */
   const createReviewComment = (
     actor: FakeGithubActor,
@@ -379,7 +424,16 @@ export function createReviews(world: FakeWorld, render: FakeRender) {
     }
   }
 
-  return { createReview, createReviewComment, createReply, listComments, visibleComment, isPending, followThreads }
+  return {
+    createReview,
+    dismissReview,
+    createReviewComment,
+    createReply,
+    listComments,
+    visibleComment,
+    isPending,
+    followThreads,
+  }
 }
 
 /** Rails' Array#to_sentence: "a", "a and b", "a, b, and c". */

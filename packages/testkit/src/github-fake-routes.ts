@@ -226,6 +226,22 @@ export function createRoutes(
       },
     },
     {
+      method: "PUT",
+      pattern: ["pulls", ":number", "reviews", ":review_id", "dismissals"],
+      docs: docs.dismissReview,
+      run(context) {
+        const pull = pullOf(context)
+        if (!pull) return notFound(docs.dismissReview)
+        // Write access, for people too ("repository administrators or people with write access can
+        // dismiss a review"); branch protection's dismissal restrictions are not modelled.
+        const refused = refuseWrite(context, docs.dismissReview, "write")
+        if (refused) return refused
+        const reviewId = Number(context.params.review_id)
+        if (!Number.isInteger(reviewId)) return notFound(docs.dismissReview)
+        return reviews.dismissReview(context.actor!, context.repo, pull, reviewId, context.body)
+      },
+    },
+    {
       method: "GET",
       pattern: ["pulls", ":number", "comments"],
       docs: docs.listReviewComments,

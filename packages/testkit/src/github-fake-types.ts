@@ -226,10 +226,20 @@ export interface FakeGithubReview {
   repo: string
   pullNumber: number
   user: FakeGithubUser
+  /** The review's own text; a dismissal keeps it (the dismissal message is stored beside it). */
   body: string
   state: FakeReviewState
   commitId: string
   submittedAt: string | null
+  /** Set once the review was dismissed (`state` is then "DISMISSED"). */
+  dismissal: FakeReviewDismissal | null
+}
+
+/** Who dismissed a review, when, and the message they gave (`PUT …/reviews/{id}/dismissals`). */
+export interface FakeReviewDismissal {
+  message: string
+  user: FakeGithubUser
+  at: string
 }
 
 /** Where a review comment or its thread sits: the file, the side and the (multi-)line range. */

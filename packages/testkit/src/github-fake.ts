@@ -44,6 +44,7 @@ export type {
   FakeIssueComment,
   FakeReactionContent,
   FakeReviewComment,
+  FakeReviewDismissal,
   FakeReviewState,
   FakeReviewThread,
   GithubActorOptions,
