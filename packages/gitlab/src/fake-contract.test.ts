@@ -514,6 +514,107 @@ describe("notes", () => {
   })
 })
 
+describe("project members", () => {
+  test("ProjectMembers.show with includeInherited reads a member's access level; a non-member is 404 Not found", async () => {
+    const fake = await start({ members: { carol: 40, dave: 10 } })
+    const api = client(fake)
+    const carol = fake.state.users.find((user) => user.username === "carol")!
+    const member = await api.ProjectMembers.show(42, carol.id, { includeInherited: true })
+    expect(member).toMatchObject({
+      id: carol.id,
+      username: "carol",
+      name: "Carol",
+      state: "active",
+      access_level: 40,
+      expires_at: null,
+    })
+    expect(member.web_url).toBe(`${fake.url}/carol`)
+    expect(fake.state.requests.at(-1)!.path).toBe(`/api/v4/projects/42/members/all/${carol.id}`)
+    // by default the MR author and the bot are Developers
+    const bot = await api.ProjectMembers.show("group/project", 9042, { includeInherited: true })
+    expect([bot.username, bot.access_level]).toEqual(["project_42_bot", 30])
+    expect(fake.state.requests.at(-1)!.path).toBe("/api/v4/projects/group%2Fproject/members/all/9042")
+
+    const stranger = fake.setMember("mallory", null)
+    const missing = await rejection(api.ProjectMembers.show(42, stranger.id, { includeInherited: true }))
+    expect(missing.message).toBe("404 Not found")
+    expect(missing.cause?.response.status).toBe(404)
+    const raw = await fetch(`${fake.apiUrl}/projects/42/members/all/999999`, {
+      headers: { "private-token": fake.tokens.bot },
+    })
+    expect([raw.status, await raw.json()]).toEqual([404, { message: "404 Not found" }])
+
+    // a role changes, a membership ends; the direct route answers alike (the fake has no groups)
+    expect((await api.ProjectMembers.show(42, fake.setMember("dave", 30).id)).access_level).toBe(30)
+    fake.setMember("carol", null)
+    expect((await rejection(api.ProjectMembers.show(42, carol.id, { includeInherited: true }))).message).toBe(
+      "404 Not found",
+    )
+    const all = await api.ProjectMembers.all(42, { includeInherited: true })
+    expect(all.map((item) => [item.username, item.access_level])).toEqual([
+      ["alice", 30],
+      ["project_42_bot", 30],
+      ["dave", 30],
+    ])
+  })
+
+  test("members need a token (401), an integer user_id (400) and a known project (404)", async () => {
+    const fake = await start({ members: { alice: null } })
+    const anonymous = await fetch(`${fake.apiUrl}/projects/42/members/all/101`)
+    expect([anonymous.status, await anonymous.json()]).toEqual([401, { message: "401 Unauthorized" }])
+    const job = new Gitlab({ host: fake.url, jobToken: fake.tokens.job })
+    expect((await rejection(job.ProjectMembers.show(42, 101, { includeInherited: true }))).cause?.response.status).toBe(
+      401,
+    )
+    const api = client(fake)
+    const invalid = await fetch(`${fake.apiUrl}/projects/42/members/all/alice`, {
+      headers: { "private-token": fake.tokens.bot },
+    })
+    expect([invalid.status, await invalid.json()]).toEqual([400, { error: "user_id is invalid" }])
+    expect((await rejection(api.ProjectMembers.show(43, 101, { includeInherited: true }))).message).toBe(
+      "404 Project Not Found",
+    )
+    // the MR author of a fork is no member of the target project
+    expect((await rejection(api.ProjectMembers.show(42, 101, { includeInherited: true }))).message).toBe(
+      "404 Not found",
+    )
+    expect(() => fake.setMember("eve", 35 as never)).toThrow(/not a project access level/)
+  })
+})
+
+describe("note webhooks", () => {
+  test("a note webhook's ids and texts are the ones gitbeaker reads back for the same note", async () => {
+    const fake = await start()
+    const api = client(fake)
+    const thread = await api.MergeRequestDiscussions.create(42, 7, "v5 changed meaning", {
+      position: { positionType: "text", ...refs(fake), oldPath: "src/app.ts", newPath: "src/app.ts", newLine: "5" },
+    })
+    const reply = fake.addHumanNote("@project_42_bot why?", { discussionId: thread.id })
+    const payload = fake.noteWebhookPayload(reply.id)
+    const [discussion] = await api.MergeRequestDiscussions.all(42, 7)
+    const listed = discussion!.notes!.find((note) => note.id === reply.id)!
+    expect(payload.object_attributes).toMatchObject({
+      id: listed.id,
+      note: listed.body,
+      type: listed.type,
+      discussion_id: discussion!.id,
+      position: listed.position,
+      noteable_id: (await api.MergeRequests.show(42, 7)).id,
+    })
+    expect(payload.user).toMatchObject({ id: listed.author.id, username: listed.author.username })
+    const mr = await api.MergeRequests.show(42, 7)
+    expect(payload.merge_request).toMatchObject({
+      iid: mr.iid,
+      id: mr.id,
+      source_branch: mr.source_branch,
+      target_branch: mr.target_branch,
+      last_commit: { id: mr.sha },
+      detailed_merge_status: mr.detailed_merge_status,
+    })
+    expect(payload.object_attributes.url).toBe(`${mr.web_url}#note_${reply.id}`)
+  })
+})
+
 describe("approvals, reviewers and request changes", () => {
   test("unapprove without an approval is 404; approve with a wrong sha is 409, with the head sha 201, twice 401", async () => {
     const fake = await start()

@@ -1,7 +1,15 @@
 import { createHash } from "node:crypto"
 import type { FakeCommit } from "./gitlab-fake-git"
 import type { FakeNotes } from "./gitlab-fake-notes"
-import type { Caller, FakeDiscussion, FakeNote, FakeUser, FakeVersion, FakeVersionFile } from "./gitlab-fake-types"
+import type {
+  Caller,
+  FakeDiscussion,
+  FakeMember,
+  FakeNote,
+  FakeUser,
+  FakeVersion,
+  FakeVersionFile,
+} from "./gitlab-fake-types"
 import { type FakeVersions, realSize } from "./gitlab-fake-versions"
 import type { FakeWorld } from "./gitlab-fake-world"
 
@@ -25,6 +33,16 @@ export function createRender(
     locked: false,
     avatar_url: `https://www.gravatar.com/avatar/${createHash("md5").update(user.username).digest("hex")}?s=80&d=identicon`,
     web_url: `${world.baseUrl}/${user.username}`,
+  })
+
+  // API::Entities::Member: UserBasic merged with the membership; EE adds `membership_state`.
+  // `created_by` (only when visible) and `group_saml_identity` (SSO groups) are left out.
+  const renderMember = (member: FakeMember) => ({
+    ...userBasic(member.user),
+    access_level: member.accessLevel,
+    created_at: member.createdAt,
+    expires_at: member.expiresAt,
+    ...((options.version ?? "17.6.0-ee").endsWith("-ee") ? { membership_state: "active" } : {}),
   })
 
   const renderNote = (note: FakeNote) => {
@@ -228,6 +246,7 @@ export function createRender(
 
   return {
     userBasic,
+    renderMember,
     renderNote,
     renderDiscussion,
     renderDiff,

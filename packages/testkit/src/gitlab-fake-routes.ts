@@ -22,7 +22,8 @@ import { type FakeWorld, titleCase } from "./gitlab-fake-world"
 export function createRoutes(world: FakeWorld, notes: FakeNotes, render: FakeRender, plumbing: FakePlumbing): Route[] {
   const { options, git, state, mr, users, projectId, projectPath, iid, now, current } = world
   const { systemNote, approvedBy, canApprove, approve, unapprove, setReviewers } = notes
-  const { userBasic, renderDiff, renderCommit, renderVersion, renderMergeRequest, approvalsEntity } = render
+  const { userBasic, renderMember, renderDiff, renderCommit, renderVersion, renderMergeRequest, approvalsEntity } =
+    render
   const { projectMatches, target, mustWrite, list } = plumbing
 
   const routes: Route[] = [
@@ -170,6 +171,39 @@ export function createRoutes(world: FakeWorld, notes: FakeNotes, render: FakeRen
         )
       },
     },
+    // Members (lib/api/members.rb): `before { authenticate! }`, then Grape's `user_id` Integer check,
+    // the project, and `find_by!(user_id:)`, whose RecordNotFound is "404 Not found". The fake has no
+    // groups, so the direct and the inherited ("/all") routes answer alike.
+    ...["members", "members/all"].map(
+      (tail): Route => ({
+        method: "GET",
+        pattern: ["projects", ":id", ...tail.split("/")],
+        auth: "authenticate",
+        run: (context) => {
+          if (!projectMatches(context.path.id ?? "")) return notFound("Project")
+          const ids = context.query.getAll("user_ids[]").concat(context.query.get("user_ids")?.split(",") ?? [])
+          const members = state.members.filter(
+            (member) => ids.length === 0 || ids.map((id) => id.trim()).includes(String(member.user.id)),
+          )
+          return list(context, members, { id: context.path.id! }, renderMember)
+        },
+      }),
+    ),
+    ...["members", "members/all"].map(
+      (tail): Route => ({
+        method: "GET",
+        pattern: ["projects", ":id", ...tail.split("/"), ":user_id"],
+        auth: "authenticate",
+        run: ({ path }) => {
+          const errors: string[] = []
+          const userId = coerceInteger(path.user_id, "user_id", errors)
+          if (errors.length > 0) return grapeError(400, errors.join(", "))
+          if (!projectMatches(path.id ?? "")) return notFound("Project")
+          const member = state.members.find((candidate) => candidate.user.id === userId)
+          return member ? json(200, renderMember(member)) : recordNotFound()
+        },
+      }),
+    ),
     {
       method: "GET",
       pattern: ["projects", ":id", "merge_requests"],

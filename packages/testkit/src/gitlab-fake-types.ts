@@ -24,14 +24,42 @@ export interface GitlabFake {
   state: FakeState
   /** Re-reads the repository: a push to the source branch creates a new version and (by default) resets approvals. */
   push(): Promise<void>
-  /** Adds a note as a human (default: the MR author) — a new comment, or a reply in `discussionId`. */
-  addHumanNote(body: string, options?: { author?: string; discussionId?: string }): FakeNote
+  /**
+   * Adds a note as a human (default: the MR author): a new comment, a reply in `discussionId`, or
+   * with `position` a new thread on a line of the current diff version (a DiffNote, validated like
+   * the API's; throws when GitLab would refuse it).
+   */
+  addHumanNote(
+    body: string,
+    options?: { author?: string; discussionId?: string; position?: HumanNotePosition; internal?: boolean },
+  ): FakeNote
   /** Resolves a thread as the MR author. */
   resolveAsHuman(discussionId: string): void
   /** Adds a system note (e.g. "changed the description"), as GitLab does for events. */
   addSystemNote(body: string, options?: { author?: string }): FakeNote
   /** Edits the MR description as its author would in the UI: GitLab adds a "changed the description" system note. */
   setDescription(description: string): void
+  /**
+   * Makes `username` a member of the project with `accessLevel` (10 guest, 20 reporter, 30 developer,
+   * 40 maintainer, 50 owner), or removes the membership with `null`. A username not seen yet becomes
+   * a user. Returns the user (its `id` is what `GET /projects/:id/members/all/:user_id` takes).
+   */
+  setMember(username: string, accessLevel: GitlabAccessLevel | null): FakeUser
+  /**
+   * The JSON body a project webhook POSTs for the stored note `noteId` (`X-Gitlab-Event: Note Hook`,
+   * or `Confidential Note Hook` for an internal note): `object_kind: "note"`, the note's author as
+   * `user`, the project, `object_attributes` (the note, with `position` for a DiffNote) and the
+   * merge request as it is now. Throws for an unknown or a system note (GitLab sends none for those).
+   * See docs/gitlab.md, "Note webhooks and triggered pipelines".
+   */
+  noteWebhookPayload(noteId: number, options?: { action?: "create" | "update" }): GitlabNoteWebhook
+  /**
+   * The text GitLab writes to the `TRIGGER_PAYLOAD` file of a pipeline that this note's webhook
+   * triggers through `…/projects/:id/ref/:ref/trigger/pipeline?token=…`: the webhook body with the
+   * route's `id` and `ref` and `variables: {}` added, without `token` (Ci::PipelineTriggerService, as
+   * read). `ref` defaults to the target branch.
+   */
+  triggerPayload(noteId: number, options?: { ref?: string; action?: "create" | "update" }): string
   /**
    * Makes the next matching request(s) fail (first registered rule first). `path` is tested against
    * the raw request path, e.g. `/api/v4/projects/42/merge_requests/7/notes`.
@@ -122,6 +150,34 @@ export interface GitlabFakeOptions {
   generatedPaths?: string[]
   /** What `GET /version` reports (default "17.6.0-ee"). */
   version?: string
+  /**
+   * Project members by username and their access level; `null` makes someone not a member (a fork's
+   * contributor, say). Merged over the default: the MR author and the bot as Developer (30). Users not
+   * seen yet are created. Read through `GET /projects/:id/members[/all]/:user_id`; nothing else in
+   * the fake checks them.
+   */
+  members?: Record<string, GitlabAccessLevel | null>
+}
+
+/** A project role as GitLab's API numbers it: 10 guest, 20 reporter, 30 developer, 40 maintainer, 50 owner. */
+export type GitlabAccessLevel = 10 | 20 | 30 | 40 | 50
+
+/** Where {@link GitlabFake.addHumanNote} starts a thread on a line, against the current version's SHAs. */
+export interface HumanNotePosition {
+  /** The file's path after the change; `oldPath` defaults to it (give both for a rename). */
+  newPath: string
+  oldPath?: string
+  /** As in the API: an added line takes `newLine` only, a removed line `oldLine` only, context both. */
+  newLine?: number | null
+  oldLine?: number | null
+}
+
+/** A project membership (no groups in the fake, so every member is a direct member). */
+export interface FakeMember {
+  user: FakeUser
+  accessLevel: GitlabAccessLevel
+  createdAt: string
+  expiresAt: string | null
 }
 
 /** An injected failure for {@link GitlabFake.failNext}. */
@@ -339,6 +395,8 @@ export interface FakeState {
   executedQuickActions: FakeQuickAction[]
   requests: FakeRequest[]
   users: FakeUser[]
+  /** Project members, in the order they were added. */
+  members: FakeMember[]
   /** Unexpected exceptions inside the fake (each answered 500). */
   fakeErrors: string[]
 }
@@ -347,4 +405,148 @@ export interface FakeState {
 export interface Caller {
   user: FakeUser | null
   kind: "token" | "job" | "anonymous" | "invalid"
+}
+
+/** A user as webhooks show it (`User#hook_attrs`); `email` is "[REDACTED]" without a public email. */
+export interface GitlabWebhookUser {
+  id: number
+  name: string
+  username: string
+  avatar_url: string
+  email: string
+}
+
+/** A project as webhooks show it (`Project#hook_attrs`, with its backward-compatible keys). */
+export interface GitlabWebhookProject {
+  id: number
+  name: string
+  description: string | null
+  web_url: string
+  avatar_url: string | null
+  git_ssh_url: string
+  git_http_url: string
+  namespace: string
+  /** 0 private, 10 internal, 20 public. */
+  visibility_level: 0 | 10 | 20
+  path_with_namespace: string
+  default_branch: string
+  ci_config_path: string | null
+  homepage: string
+  url: string
+  ssh_url: string
+  http_url: string
+}
+
+/** The note in a note webhook (`Gitlab::HookData::NoteBuilder` plus `action` and `url`). */
+export interface GitlabWebhookNote {
+  attachment: null
+  author_id: number
+  change_position: FakePosition | null
+  commit_id: string | null
+  /** GitLab's webhook time format: "2023-05-25 19:04:19 UTC". */
+  created_at: string
+  discussion_id: string
+  id: number
+  internal: boolean
+  line_code: string | null
+  note: string
+  noteable_id: number
+  noteable_type: "MergeRequest"
+  original_position: FakePosition | null
+  position: FakePosition | null
+  project_id: number
+  resolved_at: string | null
+  resolved_by_id: number | null
+  resolved_by_push: boolean | null
+  st_diff: null
+  system: false
+  /** null for a plain comment, "DiscussionNote" in a thread, "DiffNote" on a line. */
+  type: FakeNote["type"]
+  updated_at: string
+  updated_by_id: number | null
+  description: string
+  url: string
+  action: "create" | "update"
+}
+
+/** The merge request in a note webhook (`Gitlab::HookData::MergeRequestBuilder`). */
+export interface GitlabWebhookMergeRequest {
+  assignee_id: number | null
+  author_id: number
+  created_at: string
+  description: string
+  draft: boolean
+  head_pipeline_id: number | null
+  id: number
+  iid: number
+  last_edited_at: string | null
+  last_edited_by_id: number | null
+  merge_commit_sha: string | null
+  merge_error: string | null
+  merge_params: Record<string, string>
+  merge_status: string
+  merge_user_id: number | null
+  merge_when_pipeline_succeeds: boolean
+  milestone_id: number | null
+  source_branch: string
+  source_project_id: number
+  /** 1 opened, 2 closed, 3 merged, 4 locked. */
+  state_id: 1 | 2 | 3 | 4
+  target_branch: string
+  target_project_id: number
+  time_estimate: number
+  title: string
+  updated_at: string
+  updated_by_id: number | null
+  url: string
+  source: GitlabWebhookProject
+  target: GitlabWebhookProject
+  /** The head commit of the MR's current diff version (`Commit#hook_attrs`). */
+  last_commit: {
+    id: string
+    message: string
+    title: string
+    timestamp: string
+    url: string
+    author: { name: string; email: string }
+  }
+  work_in_progress: boolean
+  total_time_spent: number
+  time_change: number
+  human_total_time_spent: string | null
+  human_time_change: string | null
+  human_time_estimate: string | null
+  assignee_ids: number[]
+  reviewer_ids: number[]
+  labels: {
+    id: number
+    title: string
+    color: string
+    project_id: number
+    created_at: string
+    updated_at: string
+    template: boolean
+    description: string | null
+    type: "ProjectLabel"
+    group_id: number | null
+  }[]
+  state: FakeMergeRequest["state"]
+  blocking_discussions_resolved: boolean
+  first_contribution: boolean
+  detailed_merge_status: string
+}
+
+/** The body of a project webhook's note event on the fake's merge request (docs/gitlab.md). */
+export interface GitlabNoteWebhook {
+  object_kind: "note"
+  /** "confidential_note" for an internal note. */
+  event_type: "note" | "confidential_note"
+  /** The note's author. */
+  user: GitlabWebhookUser
+  project_id: number
+  project: GitlabWebhookProject
+  object_attributes: GitlabWebhookNote
+  /** Deprecated by GitLab; still sent. */
+  repository: { name: string; url: string; description: string | null; homepage: string }
+  merge_request: GitlabWebhookMergeRequest
 }

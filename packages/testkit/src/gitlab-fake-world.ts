@@ -1,10 +1,12 @@
 import { randomBytes } from "node:crypto"
 import { FakeGit } from "./gitlab-fake-git"
 import type {
+  FakeMember,
   FakeMergeRequest,
   FakeState,
   FakeUser,
   FakeVersion,
+  GitlabAccessLevel,
   GitlabFakeOptions,
   ReviewerState,
 } from "./gitlab-fake-types"
@@ -34,6 +36,8 @@ export interface FakeWorld {
   author: FakeUser
   /** The bot user behind `tokens.bot`. */
   bot: FakeUser
+  /** Makes `username` a member with that level, or removes the membership with null. */
+  setMember(username: string, accessLevel: GitlabAccessLevel | null): FakeUser
   state: FakeState
   /** `state.mergeRequest`. */
   mr: FakeMergeRequest
@@ -107,8 +111,27 @@ export function createWorld(options: GitlabFakeOptions): FakeWorld {
     executedQuickActions: [],
     requests: [],
     users,
+    members: [],
     fakeErrors: [],
   }
+  const setMember = (username: string, accessLevel: GitlabAccessLevel | null): FakeUser => {
+    if (accessLevel !== null && ![10, 20, 30, 40, 50].includes(accessLevel))
+      throw new Error(`gitlab-fake: ${accessLevel} is not a project access level (10, 20, 30, 40 or 50)`)
+    const user = addUser(username, username === bot.username)
+    const existing = state.members.find((member) => member.user.id === user.id)
+    if (accessLevel === null) {
+      if (existing) state.members.splice(state.members.indexOf(existing), 1)
+    } else if (existing) {
+      existing.accessLevel = accessLevel
+    } else {
+      const member: FakeMember = { user, accessLevel, createdAt: now(), expiresAt: null }
+      state.members.push(member)
+    }
+    return user
+  }
+  const members = { [author.username]: 30, [bot.username]: 30, ...(options.members ?? {}) }
+  for (const [username, accessLevel] of Object.entries(members))
+    setMember(username, accessLevel as GitlabAccessLevel | null)
   const maxPatchBytes = options.maxPatchBytes ?? 200 * 1024
   const maxDiffFiles = options.maxDiffFiles ?? 1000
   const started = performance.now()
@@ -128,6 +151,7 @@ export function createWorld(options: GitlabFakeOptions): FakeWorld {
     addUser,
     author,
     bot,
+    setMember,
     state,
     mr,
     maxPatchBytes,

@@ -11,13 +11,14 @@ import {
   unauthorized,
 } from "./gitlab-fake-http"
 import { createNotes } from "./gitlab-fake-notes"
-import { createPlumbing, type Route } from "./gitlab-fake-plumbing"
+import { createPlumbing, type Route, rubyInspect } from "./gitlab-fake-plumbing"
 import { createPositions } from "./gitlab-fake-positions"
 import { createRender } from "./gitlab-fake-render"
 import { createRoutes } from "./gitlab-fake-routes"
 import { createNoteRoutes } from "./gitlab-fake-routes-notes"
 import type { Caller, FakeRequest, GitlabFake, GitlabFakeOptions } from "./gitlab-fake-types"
 import { createVersions } from "./gitlab-fake-versions"
+import { createWebhooks } from "./gitlab-fake-webhooks"
 import { createWorld } from "./gitlab-fake-world"
 
 export type { FakeCommit, FakeDiffFile } from "./gitlab-fake-git"
@@ -26,6 +27,7 @@ export type {
   FakeApprovalEvent,
   FakeDiscussion,
   FakeFailure,
+  FakeMember,
   FakeMergeRequest,
   FakeNote,
   FakePosition,
@@ -37,8 +39,15 @@ export type {
   FakeUser,
   FakeVersion,
   FakeVersionFile,
+  GitlabAccessLevel,
   GitlabFake,
   GitlabFakeOptions,
+  GitlabNoteWebhook,
+  GitlabWebhookMergeRequest,
+  GitlabWebhookNote,
+  GitlabWebhookProject,
+  GitlabWebhookUser,
+  HumanNotePosition,
   ReviewerState,
 } from "./gitlab-fake-types"
 
@@ -64,6 +73,7 @@ export type {
 //   gitlab-fake-plumbing.ts       route types, the caller and its token, the MR lookup, lists
 //   gitlab-fake-routes.ts         routes: user, instance, project, repository, MR, diffs, approvals
 //   gitlab-fake-routes-notes.ts   routes: notes and discussions
+//   gitlab-fake-webhooks.ts       note webhook bodies and TRIGGER_PAYLOAD, built from the state
 //   gitlab-fake.ts                this file
 // Each section module exports a factory that takes the world (and the sections it uses) and
 // returns its functions; startGitlabFake creates them in this order.
@@ -84,7 +94,8 @@ export async function startGitlabFake(options: GitlabFakeOptions): Promise<Gitla
   const render = createRender(world, versions, notes)
   const { webUrl, detailedMergeStatus } = render
   const plumbing = createPlumbing(world)
-  const { identify, findDiscussion } = plumbing
+  const { identify, findDiscussion, noteErrors } = plumbing
+  const webhooks = createWebhooks(world, versions, render)
   // One table in GitLab's order: the first route that matches answers, and a 405's Allow header
   // lists the other methods of the path in this order.
   const routes: Route[] = [
@@ -279,6 +290,41 @@ export async function startGitlabFake(options: GitlabFakeOptions): Promise<Gitla
     },
     addHumanNote(body, noteOptions = {}) {
       const user = humanUser(noteOptions.author)
+      if (noteOptions.position) {
+        if (noteOptions.discussionId) throw new Error("gitlab-fake: a reply takes its thread's position")
+        const { newPath, oldPath = newPath, newLine = null, oldLine = null } = noteOptions.position
+        const version = current()
+        const errors: string[] = []
+        const parsed = positions.parsePosition(
+          {
+            base_sha: version.baseSha,
+            start_sha: version.startSha,
+            head_sha: version.headSha,
+            position_type: "text",
+            old_path: oldPath,
+            new_path: newPath,
+            old_line: oldLine,
+            new_line: newLine,
+          },
+          errors,
+        )
+        if (!parsed) throw new Error(`gitlab-fake: ${errors.join(", ")}`)
+        const checked = positions.validateDiffNote(parsed)
+        const refused = [...noteErrors(body), ...checked.errors]
+        if (refused.length > 0) throw new Error(`gitlab-fake: GitLab would refuse this note: ${rubyInspect(refused)}`)
+        const result = createNote({
+          author: user,
+          body,
+          type: "DiffNote",
+          discussion: null,
+          position: parsed.position,
+          lineCode: checked.lineCode,
+          internal: noteOptions.internal ?? false,
+          via: "discussion",
+        })
+        if (!result.note) throw new Error("gitlab-fake: the note held only quick actions, so GitLab did not store it")
+        return result.note
+      }
       if (noteOptions.discussionId) {
         const discussion = findDiscussion(noteOptions.discussionId)
         if (!discussion) throw new Error(`gitlab-fake: no discussion ${noteOptions.discussionId}`)
@@ -286,7 +332,14 @@ export async function startGitlabFake(options: GitlabFakeOptions): Promise<Gitla
         if (!result.note) throw new Error("gitlab-fake: the note held only quick actions, so GitLab did not store it")
         return result.note
       }
-      const result = createNote({ author: user, body, type: null, discussion: null, via: "note" })
+      const result = createNote({
+        author: user,
+        body,
+        type: null,
+        discussion: null,
+        internal: noteOptions.internal ?? false,
+        via: "note",
+      })
       if (!result.note) throw new Error("gitlab-fake: the note held only quick actions, so GitLab did not store it")
       return result.note
     },
@@ -305,6 +358,10 @@ export async function startGitlabFake(options: GitlabFakeOptions): Promise<Gitla
       systemNote("changed the description", author)
       mr.updatedAt = now()
     },
+    setMember: world.setMember,
+    noteWebhookPayload: (noteId, webhookOptions = {}) => webhooks.noteWebhookPayload(noteId, webhookOptions.action),
+    triggerPayload: (noteId, triggerOptions = {}) =>
+      webhooks.triggerPayload(noteId, triggerOptions.ref, triggerOptions.action),
     failNext: faults.failNext,
     holdTogether: faults.holdTogether,
     async close() {
