@@ -1,14 +1,14 @@
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
-import { findingsReply, type RecordedRequest, toolCall } from "@opencode-reviewer/testkit"
+import { findingsReply } from "@opencode-reviewer/testkit"
 import { afterEach, describe, expect, test } from "vitest"
 import {
+  answeringJudge,
   cleanUp,
   githubActionsEnv,
   githubPull,
   githubRepo,
   githubScenario,
-  judge,
   loginSource,
   specialists,
   sqlFinding,
@@ -145,19 +145,6 @@ describe("opencode-reviewer review on GitHub", () => {
 })
 
 describe("talking to the bot on GitHub", () => {
-  /** A coordinator like `judge` that answers the question it was asked, quoting it, when one was. */
-  const answering = (request: RecordedRequest) => {
-    const reply = judge(request)
-    const prompt = JSON.stringify(request.body)
-    const asked = /asked=\\"true\\">\\n([^<]*)/.exec(prompt)?.[1]
-    if (!asked || reply.type !== "tool" || reply.name !== "review_submit_review") return reply
-    const args = reply.args as { review: string }
-    const answer = `You asked: ${asked.replace(/\\n/g, " ").trim().slice(0, 80)}. It is not: the name is concatenated.`
-    return toolCall("review_submit_review", {
-      review: args.review.replace("</review>", `  <answer>${answer}</answer>\n</review>`),
-    })
-  }
-
   test("`/review` from someone with write access re-reviews the pull request", async () => {
     const { scenario, fake, env } = await githubScenario()
     expect((await scenario.run({ env })).code).toBe(2)
@@ -179,7 +166,7 @@ describe("talking to the bot on GitHub", () => {
 
   test("a question to the bot gets one answer, in its thread, and a re-run does not answer twice", async () => {
     const { scenario, fake, env } = await githubScenario()
-    scenario.setReply("fake/coordinator", answering)
+    scenario.setReply("fake/coordinator", answeringJudge)
     expect((await scenario.run({ env })).code).toBe(2)
     const root = posted(fake).inline[0]!
     const question = "Is the name parameterised anywhere?"
@@ -200,7 +187,9 @@ describe("talking to the bot on GitHub", () => {
     const run = await scenario.run({ env: askEnv })
     expect(run.code, run.stderr).toBe(2)
     const answers = () =>
-      fake.state.reviewComments.filter((comment) => ours(comment.user) && comment.body.includes("You asked"))
+      fake.state.reviewComments.filter(
+        (comment) => ours(comment.user) && comment.body.includes("opencode-reviewer:reply=answer:"),
+      )
     expect(answers()).toHaveLength(1)
     expect(answers()[0]).toMatchObject({ inReplyToId: root.id })
     expect(answers()[0]!.body).toContain("Is the name parameterised anywhere?")

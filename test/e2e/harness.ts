@@ -69,6 +69,20 @@ export function judge(request: RecordedRequest): Reply {
   return text("Submitted.")
 }
 
+/**
+ * A coordinator like `judge` that, when the prompt marks a comment `asked="true"` (a question that
+ * started the run), answers it in `<answer>`, quoting it: the answer proves the question arrived.
+ */
+export function answeringJudge(request: RecordedRequest): Reply {
+  const reply = judge(request)
+  const asked = /asked=\\"true\\">\\n([^<]*)/.exec(JSON.stringify(request.body))?.[1]
+  if (!asked || reply.type !== "tool" || reply.name !== "review_submit_review") return reply
+  const answer = `You asked: ${asked.replace(/\\n/g, " ").trim().slice(0, 80)}. It is not: the name is concatenated.`
+  return toolCall("review_submit_review", {
+    review: (reply.args as { review: string }).review.replace("</review>", `  <answer>${answer}</answer>\n</review>`),
+  })
+}
+
 export const sqlFinding = {
   severity: "critical" as const,
   file: "src/auth/login.ts",

@@ -24,6 +24,7 @@ describe("readCiContext", () => {
       diffBaseSha: "abc",
       pipelineSource: "merge_request_event",
       token: "glpat-secret",
+      note: null,
     })
     expect(readCiContext({ ...pipeline, CI_MERGE_REQUEST_PROJECT_ID: undefined }).projectId).toBe("99")
     expect(readCiContext({ ...pipeline, CI_API_V4_URL: undefined }).apiUrl).toBe("https://gitlab.example.com/api/v4")
@@ -61,5 +62,76 @@ describe("readCiContext", () => {
       /CI_API_V4_URL and CI_SERVER_URL/,
     )
     expect(() => readCiContext({ ...pipeline, CI_MERGE_REQUEST_IID: "x" })).toThrow(/not a merge request number/)
+  })
+})
+
+describe("readCiContext in a pipeline a note webhook triggered", () => {
+  const triggered = {
+    CI_API_V4_URL: "https://gitlab.example.com/api/v4",
+    CI_SERVER_URL: "https://gitlab.example.com",
+    CI_PROJECT_ID: "42",
+    CI_PIPELINE_SOURCE: "trigger",
+    TRIGGER_PAYLOAD: "/builds/tmp/TRIGGER_PAYLOAD",
+    GITLAB_TOKEN: "glpat-secret",
+  }
+  const note = {
+    object_kind: "note",
+    event_type: "note",
+    user: { id: 5, username: "alice" },
+    project_id: 42,
+    project: { id: 42, path_with_namespace: "acme/widgets" },
+    object_attributes: {
+      id: 901,
+      note: "/review full",
+      noteable_type: "MergeRequest",
+      author_id: 5,
+      discussion_id: "abc123",
+      type: null,
+    },
+    merge_request: { iid: 7 },
+  }
+  const reading = (payload: unknown) => (path: string) => {
+    expect(path).toBe(triggered.TRIGGER_PAYLOAD)
+    return JSON.stringify(payload)
+  }
+
+  test("the merge request and the note come from the payload file", () => {
+    expect(isMergeRequestPipeline(triggered)).toBe(true)
+    const context = readCiContext(triggered, reading(note))
+    expect(context).toMatchObject({ projectId: "42", iid: 7, pipelineSource: "trigger" })
+    expect(context.note).toEqual({
+      id: 901,
+      body: "/review full",
+      authorId: 5,
+      authorUsername: "alice",
+      discussionId: "abc123",
+      type: null,
+      action: null,
+    })
+  })
+
+  test("another event, a note on an issue, or an unreadable file is said, not reviewed", () => {
+    expect(() => readCiContext(triggered, reading({ object_kind: "push" }))).toThrow(
+      /the trigger payload is not a note event \(object_kind push\)/,
+    )
+    expect(() =>
+      readCiContext(
+        triggered,
+        reading({
+          ...note,
+          object_attributes: { ...note.object_attributes, noteable_type: "Issue" },
+          merge_request: undefined,
+        }),
+      ),
+    ).toThrow(/on an Issue, not a merge request/)
+    expect(() =>
+      readCiContext(triggered, () => {
+        throw new Error("ENOENT")
+      }),
+    ).toThrow(GitlabContextError)
+  })
+
+  test("a trigger pipeline without a payload is no merge request pipeline", () => {
+    expect(isMergeRequestPipeline({ ...triggered, TRIGGER_PAYLOAD: undefined })).toBe(false)
   })
 })

@@ -2,8 +2,8 @@ import { type RequestFailure, ReviewError } from "@opencode-reviewer/core"
 
 /** The job does not run in a GitLab merge request pipeline, or a CI variable the provider needs is missing. */
 export class GitlabContextError extends ReviewError<{ missing: string[]; hint: string }> {
-  constructor(message: string, data: { missing: string[]; hint: string }) {
-    super("GitlabContextError", message, data)
+  constructor(message: string, data: { missing: string[]; hint: string }, cause?: unknown) {
+    super("GitlabContextError", message, data, { cause })
   }
 }
 

@@ -21,6 +21,8 @@ import type { GitlabRequester } from "./requester"
 export interface GitlabClient {
   readonly problems: string[]
   currentUser(): Promise<ApiUser>
+  /** A user's access level on the project, inherited membership included (30 is Developer); null for a non-member. */
+  memberAccess(userId: number): Promise<number | null>
   mergeRequest(): Promise<ApiMergeRequest>
   diffs(): Promise<ApiDiffFile[]>
   discussions(): Promise<Discussion[]>
@@ -103,6 +105,17 @@ export function createGitlabClient(options: ClientOptions): GitlabClient {
     problems,
     async currentUser() {
       return parseOne(ApiUser, await api.Users.showCurrentUser(), "GET /user")
+    },
+    async memberAccess(userId) {
+      try {
+        const member = (await api.ProjectMembers.show(projectId, userId, { includeInherited: true })) as {
+          access_level?: unknown
+        }
+        return typeof member.access_level === "number" ? member.access_level : null
+      } catch (error) {
+        if (error instanceof GitlabRequestError && error.data.status === 404) return null
+        throw error
+      }
     },
     async mergeRequest() {
       return parseOne(ApiMergeRequest, await api.MergeRequests.show(projectId, iid), `GET ${mr}`)

@@ -1,4 +1,5 @@
 import {
+  botHandle,
   type Change,
   ChangeReadError,
   type Logger,
@@ -9,6 +10,7 @@ import {
   type PublishOptions,
   parseDiff,
   type ReviewRecord,
+  requestOf,
   silentLogger,
   type VcsProvider,
 } from "@opencode-reviewer/core"
@@ -21,7 +23,14 @@ import { createGitlabClient, type GitlabClient } from "./gitlab-client"
 import { markerIn, markers, stripMarkers } from "./markers"
 import type { DiffRefs } from "./position"
 import { readPreviousFindings } from "./previous-threads"
-import { type BreakGlass, type PublishResult, publishFailure, publishReview, type ReadState } from "./publisher"
+import {
+  type AskedNote,
+  type BreakGlass,
+  type PublishResult,
+  publishFailure,
+  publishReview,
+  type ReadState,
+} from "./publisher"
 
 export type { BreakGlass } from "./publisher"
 
@@ -74,6 +83,8 @@ export interface GitlabProvider extends VcsProvider {
   publish(record: ReviewRecord, options?: PublishOptions): Promise<PublishResult>
 }
 
+/** GitLab's Developer role: the least access that may ask the bot for a review. */
+const developerAccess = 30
 const diffRefsAttempts = 5
 const diffRefsDelayMs = 2_000
 const apiHeadsLimit = 200
@@ -106,6 +117,15 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
     log,
   })
   let state: ReadState | null = null
+  let asked: AskedNote | null = null
+  let botUser: Promise<ApiUser> | null = null
+  const whoAmI = () => {
+    botUser ??= authed(client.currentUser()).catch((error: unknown) => {
+      botUser = null
+      throw error
+    })
+    return botUser
+  }
   let mergeRequest: Promise<ApiMergeRequest> | null = null
   const readMergeRequest = () => {
     mergeRequest ??= authed(client.mergeRequest()).catch((error: unknown) => {
@@ -122,7 +142,7 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
       return state?.unreviewed ?? []
     },
     async readChange() {
-      const bot = await authed(client.currentUser())
+      const bot = await whoAmI()
       const { mergeRequest: mr, refs } = await readVersion(client, context, sleep, log)
       mergeRequest = Promise.resolve(mr)
       const local = await readLocal(options, refs, log)
@@ -139,6 +159,7 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
         unreviewed: assembled.unreviewed,
         humanNotes,
         breakGlass: null,
+        asked,
       }
       for (const file of assembled.unreviewed) log.warn({ path: file.path, reason: file.reason }, "file not reviewable")
       const range = `${refs.baseSha.slice(0, 12)}..${refs.headSha.slice(0, 12)}`
@@ -159,7 +180,11 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
           url: mr.web_url ?? null,
         },
         // Replies in the bot's own threads travel with the previous review, not as comments.
-        comments: humanNotes.filter((note) => !previous.threadNoteIds.has(note.id)).map(commentOf),
+        comments: askedComments(
+          humanNotes.filter((note) => !previous.threadNoteIds.has(note.id)),
+          asked,
+        ),
+        ...(asked ? { request: asked.request } : {}),
         previousReview: previous.review,
         customInstructions: null,
         readHeads: (paths) =>
@@ -195,6 +220,40 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
       return entries === null
         ? null
         : entries.filter((entry) => entry.type === "blob" && entry.mode !== "120000").map((entry) => entry.path)
+    },
+    async readRequest() {
+      const note = context.note
+      if (!note) return null
+      if (note.action !== null && note.action !== "create")
+        return { run: false, reason: `the note was ${note.action}d; only a new note asks the bot` }
+      const bot = await whoAmI()
+      // The bot's own notes, and those of project or group access tokens' bot users, never ask.
+      if (note.authorId === bot.id || /^(?:project|group)_\d+_bot(?:_[0-9a-f]+)?$/.test(note.authorUsername))
+        return { run: false, reason: `${note.authorUsername} is a bot; a bot's note never starts a review` }
+      let inBotThread = false
+      if (note.discussionId) {
+        const discussion = await client.discussion(note.discussionId).catch(() => null)
+        inBotThread = discussion !== null && botThreads([discussion], bot).length > 0
+      }
+      const kind = requestOf(note.body, { inBotThread })
+      if (kind === null)
+        return {
+          run: false,
+          reason: `the note by ${note.authorUsername} asks nothing of the bot (it answers \`/review\`, \`/review full\` and questions to @${botHandle})`,
+        }
+      const level = await authed(client.memberAccess(note.authorId))
+      if (level === null || level < developerAccess)
+        return {
+          run: false,
+          reason: `${note.authorUsername} is ${level === null ? "not a member of the project" : `a member with access level ${level}`}; only Developers and above can ask the bot`,
+        }
+      asked = {
+        request: { kind, by: note.authorUsername, body: note.body },
+        noteId: note.id,
+        discussionId: note.discussionId,
+        inThread: inBotThread || note.type === "DiffNote" || note.type === "DiscussionNote",
+      }
+      return { run: true, request: asked.request }
     },
     breakGlass(phrase) {
       if (!state) throw new Error("breakGlass called before readChange")
@@ -359,6 +418,18 @@ function humanNotesOf(discussions: Discussion[], bot: ApiUser): ApiNote[] {
 
 function commentOf(note: ApiNote): MergeRequestComment {
   return { author: note.author.username, createdAt: note.created_at ?? null, body: note.body }
+}
+
+// The notes the coordinator reads; a question that started the run is marked, so it is the one
+// answered (added when it sits in the bot's own thread, where comments do not list it).
+function askedComments(notes: readonly ApiNote[], asked: AskedNote | null): MergeRequestComment[] {
+  const question = asked?.request.kind === "question" ? asked : null
+  const comments = notes.map((note) =>
+    question && note.id === question.noteId ? { ...commentOf(note), asked: true } : commentOf(note),
+  )
+  if (question && !comments.some((comment) => comment.asked))
+    comments.push({ author: question.request.by, createdAt: null, body: question.request.body, asked: true })
+  return comments
 }
 
 async function readApiHeads(

@@ -2,11 +2,13 @@ import { randomBytes } from "node:crypto"
 import {
   type ApplicableSuggestion,
   applicableSuggestion,
+  type ChangeRequest,
   compareSeverity,
   type DiffFile,
   findingFingerprints,
   type InlineFinding,
   type Logger,
+  oneLine,
   type PublishReport,
   type ReviewFinding,
   type ReviewPlatform,
@@ -69,6 +71,17 @@ export interface ReadState {
   unreviewed: UnreviewedFile[]
   humanNotes: ApiNote[]
   breakGlass: BreakGlass | null
+  /** The note that started this run (a note webhook's trigger), when one did. */
+  asked: AskedNote | null
+}
+
+/** The note that started this run and what it asked, with where an answer goes. */
+export interface AskedNote {
+  request: ChangeRequest
+  noteId: number
+  discussionId: string | null
+  /** The note sits in a thread (the answer is a reply there), not among the plain comments. */
+  inThread: boolean
 }
 
 /** Everything `publish` did on the merge request. No local files: the CLI writes review.json. */
@@ -90,6 +103,8 @@ export interface PublishResult extends PublishReport {
     movedToSummary: { findingId: string; reason: string }[]
   }
   approval: ApprovalOutcome
+  /** The answer to the question that started this run: posted where it was asked, or already there. */
+  answer: { noteId: number; action: "posted" | "already_posted" } | null
   /** Facts about this run the summary states at the top (the merge request moved during the review, ...). */
   notices: string[]
   /** Things that went wrong without failing the review. */
@@ -122,6 +137,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
     summaryNote: null,
     threads: { created: [], kept: [], reopened: [], resolved: [], dismissed: [], movedToSummary: [] },
     approval: { action: "failed", via: null, sha: null, detail: null },
+    answer: null,
     notices: [],
     warnings: [],
     neutralized: 0,
@@ -341,6 +357,14 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
 
   // (d) the decision's action
   result.approval = await act(input, current, reviewedHead, warn)
+
+  // (e) the answer to the question that started the run, once, where it was asked
+  if (state.asked?.request.kind === "question") {
+    result.answer = await answerQuestion(client, state, record.answer, prepare).catch((error: unknown) => {
+      warn("could not post the answer to the question", error)
+      return null
+    })
+  }
   log.info(
     {
       summary: result.summaryNote,
@@ -405,6 +429,38 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
       return current.notes.find((note) => note.author.id === state.bot.id && markerIn(note.body, markers.reply) === tag)
     })
   }
+}
+
+/**
+ * One short answer where the question was asked: a reply in its thread, or a note quoting it.
+ * Found again by its marker, so a re-run never answers twice; without an answer it says so.
+ */
+async function answerQuestion(
+  client: GitlabClient,
+  state: ReadState,
+  answer: string | null,
+  prepare: (text: string, list: [string, string][]) => string,
+): Promise<PublishResult["answer"]> {
+  const asked = state.asked as AskedNote
+  const tag = `answer:${asked.noteId}`
+  const text =
+    answer?.trim() ||
+    "This run had no answer to the question; the review itself is in the summary note of this merge request."
+  const mine = (note: ApiNote) => note.author.id === state.bot.id && markerIn(note.body, markers.reply) === tag
+  if ((await client.discussions()).some((discussion) => discussion.notes.some(mine)))
+    return { noteId: asked.noteId, action: "already_posted" }
+  if (asked.inThread && asked.discussionId) {
+    const discussionId = asked.discussionId
+    await client.reply(discussionId, prepare(`${text}\n`, [[markers.reply, tag]]), async () =>
+      (await client.discussion(discussionId)).notes.find(mine),
+    )
+  } else {
+    const quoted = oneLine(asked.request.body).slice(0, 200)
+    await client.createNote(prepare(`> ${quoted}\n\n${text}\n`, [[markers.reply, tag]]), async () =>
+      (await client.discussions()).flatMap((discussion) => discussion.notes).find(mine),
+    )
+  }
+  return { noteId: asked.noteId, action: "posted" }
 }
 
 /** Everything one write of the summary note needs. */
@@ -690,6 +746,8 @@ export function describePublishResult(result: Omit<PublishResult, "lines">): str
   lines.push(
     `GitLab: ${approval.action.replace(/_/g, " ")}${approval.via ? ` (${approval.via.replace(/_/g, " ")})` : ""}${approval.detail ? ` — ${approval.detail}` : ""}`,
   )
+  if (result.answer)
+    lines.push(`GitLab: answer to note ${result.answer.noteId} ${result.answer.action.replace(/_/g, " ")}`)
   for (const notice of result.notices) lines.push(`GitLab note: ${notice}`)
   for (const warning of result.warnings) lines.push(`GitLab warning: ${warning}`)
   return lines
