@@ -132,6 +132,28 @@ describe("opencode-reviewer review on GitHub", () => {
     ).toEqual(expect.arrayContaining(["502-after-store", "secondary-rate-limit"]))
   })
 
+  test("a warning after a change request, and Actions may not approve: the change request is dismissed, nothing blocks", async () => {
+    const { scenario, fake, env } = await githubScenario()
+    expect((await scenario.run({ env })).code).toBe(2)
+    scenario.setReply("fake/security", findingsReply([{ ...sqlFinding, severity: "warning" }]))
+    const run = await scenario.run({ env })
+    expect(run.record!.decision).toBe("approved_with_comments")
+    expect(run.code, run.stderr).toBe(0)
+    const decisions = posted(fake).reviews.filter((review) => review.state !== "COMMENTED")
+    expect(decisions.map((review) => review.state)).toEqual(["DISMISSED"])
+    expect(run.stderr).toContain("GitHub refused the approval")
+  })
+
+  test("a fork's pull_request run has a read-only token: the review is done, nothing is posted, the exit code says it", async () => {
+    const { scenario, fake } = await githubScenario()
+    const env = await githubActionsEnv(fake, "pull_request", undefined, "mallory/widgets")
+    const run = await scenario.run({ env })
+    expect(run.code, run.stderr).toBe(2)
+    expect(run.record!.decision).toBe("significant_concerns")
+    expect(fake.requests().filter((request) => request.method !== "GET" && request.path !== "/graphql")).toEqual([])
+    expect(run.stderr).toContain("GITHUB_TOKEN is read-only in this run")
+  })
+
   test("a suggestion that applies is posted as GitHub's suggestion block on the line", async () => {
     const { scenario, fake, env } = await githubScenario()
     const fixed = "  return db.query('SELECT * FROM users WHERE name = $1', [name])"

@@ -316,6 +316,8 @@ export async function githubActionsEnv(
     /** For a review comment: the comment it answers. */
     inReplyToId?: number
   },
+  /** The pull request's head lives in this fork (owner/name) as the payload tells it. */
+  fork?: string,
 ): Promise<Record<string, string>> {
   const pull = fake.pull(githubRepo, githubPull)
   const head = fake.head(githubRepo, githubPull)
@@ -325,7 +327,7 @@ export async function githubActionsEnv(
     draft: pull.draft,
     user: { login: pull.author.login, type: pull.author.type },
     author_association: "CONTRIBUTOR",
-    head: { sha: head.headSha, ref: pull.headRef, repo: repository },
+    head: { sha: head.headSha, ref: pull.headRef, repo: fork ? { id: 200001, full_name: fork } : repository },
     base: { sha: head.baseSha, ref: pull.baseRef, repo: repository },
   }
   const user = comment ? { login: comment.login, type: comment.type ?? "User" } : null

@@ -234,14 +234,35 @@ export function createGithubProvider(options: GithubProviderOptions): GithubProv
     },
     async publish(record) {
       if (!state) await provider.readChange()
+      // GitHub gave this run a read-only token (a fork's pull_request run, Dependabot): posting would
+      // only fail with 403, so say where the review is instead (docs/github-actions.md, forks).
+      if (context.readOnlyToken) return readOnlyResult(record)
       return publishReview({ client, context, state: state as ReadState, record, log })
     },
     async publishFailure(failure) {
-      if (!state) return []
+      if (!state || context.readOnlyToken) return []
       return publishFailure({ client, context, state, failure, log })
     },
   }
   return provider
+}
+
+function readOnlyResult(record: ReviewRecord): GithubPublishResult {
+  const why =
+    "GITHUB_TOKEN is read-only in this run (a pull request from a fork, or one Dependabot opened), so nothing was posted on the pull request"
+  return {
+    files: [],
+    summaryComment: null,
+    threads: { created: [], kept: [], reopened: [], resolved: [], dismissed: [], movedToSummary: [] },
+    decision: { action: "nothing_to_do", reviewId: null, sha: null, detail: why },
+    answer: null,
+    notices: [],
+    warnings: [why],
+    neutralized: 0,
+    lines: [
+      `GitHub: nothing posted — ${why}; the review (${record.decision.replace(/_/g, " ")}) is in review.json and review.md, and the exit code is the check. To comment on fork pull requests, see docs/github-actions.md`,
+    ],
+  }
 }
 
 /**

@@ -483,7 +483,7 @@ async function submitReview(
   const sha = state.headSha
   const approve =
     (record.decision === "approved" || record.decision === "approved_with_comments") && !reviewIncomplete(record)
-  let event: ReviewEvent =
+  const wanted: ReviewEvent =
     record.decision === "significant_concerns" ? "REQUEST_CHANGES" : approve && !moved ? "APPROVE" : "COMMENT"
   let detail: string | null =
     moved && approve ? "the pull request moved during the review; the new head needs its own review" : null
@@ -493,16 +493,34 @@ async function submitReview(
   })
   const standing = standingReview(reviews, state.bot)
   const stands =
-    (event === "APPROVE" && standing?.state === "APPROVED" && standing.commit_id === sha) ||
-    (event === "REQUEST_CHANGES" && standing?.state === "CHANGES_REQUESTED")
+    (wanted === "APPROVE" && standing?.state === "APPROVED" && standing.commit_id === sha) ||
+    (wanted === "REQUEST_CHANGES" && standing?.state === "CHANGES_REQUESTED")
 
-  // Minor issues: the bot's earlier approval or change request no longer says what it thinks.
+  let submitted: { event: ReviewEvent; id: number } | null = null
+  let failed: string | null = null
+  if (!stands || comments.length > 0) {
+    const outcome = await submit(input, wanted, comments, toSummary)
+    submitted = outcome.review
+    failed = outcome.failed
+    detail = outcome.detail ?? detail
+    if (failed) warn("could not submit the review", failed)
+  }
+  const final: ReviewEvent | null = stands && !submitted ? wanted : (submitted?.event ?? null)
+
+  // What the bot said before and no longer thinks: a change request that this review does not
+  // repeat (an approval supersedes it; a comment does not), or an approval of what now has issues.
   let dismissed = false
-  if (event === "COMMENT" && !moved && standing && standing.state !== "DISMISSED") {
+  const outdated =
+    standing !== undefined &&
+    !moved &&
+    failed === null &&
+    ((standing.state === "CHANGES_REQUESTED" && final !== "REQUEST_CHANGES" && final !== "APPROVE") ||
+      (standing.state === "APPROVED" && !approve && final !== "REQUEST_CHANGES"))
+  if (outdated) {
     await client
       .dismissReview(
         standing.id,
-        `Superseded by the review of ${short(sha)}: ${record.decision.replace(/_/g, " ")}, see the summary comment.`,
+        `Superseded by the review of ${short(sha)} (${record.decision.replace(/_/g, " ")}); see the summary comment.`,
       )
       .then(
         () => {
@@ -511,22 +529,45 @@ async function submitReview(
         (error: unknown) => warn(`could not dismiss the bot's earlier review ${standing.id}`, error),
       )
   }
-  if (comments.length === 0 && (stands || event === "COMMENT")) {
-    const action = stands
-      ? event === "APPROVE"
-        ? "already_approved"
-        : "already_requested_changes"
-      : dismissed
-        ? "dismissed"
-        : approve && moved
-          ? "not_approved"
-          : "nothing_to_do"
-    return { action, reviewId: standing?.id ?? null, sha, detail }
-  }
 
+  if (failed) return { action: "failed", reviewId: null, sha, detail: failed }
+  const action: GithubDecisionOutcome["action"] =
+    final === "APPROVE"
+      ? stands && !submitted
+        ? "already_approved"
+        : "approved"
+      : final === "REQUEST_CHANGES"
+        ? stands && !submitted
+          ? "already_requested_changes"
+          : "requested_changes"
+        : dismissed
+          ? "dismissed"
+          : approve
+            ? "not_approved"
+            : submitted
+              ? "commented"
+              : "nothing_to_do"
+  return { action, reviewId: submitted?.id ?? standing?.id ?? null, sha, detail }
+}
+
+/**
+ * Sends the review: `event` with the inline comments. GitHub stores nothing when one comment does
+ * not resolve, so a 422 about lines is answered by sending it again without them (they go to the
+ * summary); a refused approval or change request (own pull request, Actions may not approve)
+ * becomes a comment, or no review at all when there is nothing to comment.
+ */
+async function submit(
+  input: PublishInput,
+  event: ReviewEvent,
+  comments: { finding: ReviewFinding; comment: ReviewCommentInput }[],
+  toSummary: (finding: ReviewFinding, reason: string) => void,
+): Promise<{ review: { event: ReviewEvent; id: number } | null; failed: string | null; detail: string | null }> {
+  const { client, state, record } = input
+  const sha = state.headSha
+  let detail: string | null = null
   let pending = comments
   for (let attempt = 0; attempt < 3; attempt += 1) {
-    if (pending.length === 0 && event === "COMMENT") return { action: "not_approved", reviewId: null, sha, detail }
+    if (pending.length === 0 && event === "COMMENT") return { review: null, failed: null, detail }
     const tag = `${sha}:${randomBytes(6).toString("hex")}`
     const body = prepareBody(
       `**AI code review ${eventLabels[event]}** (${record.decision.replace(/_/g, " ")}) on ${short(sha)}; the summary comment of this pull request has the details.\n`,
@@ -539,37 +580,30 @@ async function submitReview(
         body,
         comments: pending.map((entry) => entry.comment),
       })
-      const action = event === "APPROVE" ? "approved" : event === "REQUEST_CHANGES" ? "requested_changes" : "commented"
-      return { action: dismissed && event === "COMMENT" ? "dismissed" : action, reviewId: review.id, sha, detail }
+      return { review: { event, id: review.id }, failed: null, detail }
     } catch (error) {
       const status = (error as { status?: number }).status
       const message = describe(error)
-      if (status !== 422) {
-        warn("could not submit the review", error)
-        for (const entry of pending)
-          toSummary(entry.finding, "the review holding its inline comment could not be posted")
-        return { action: "failed", reviewId: null, sha, detail: message }
-      }
-      if (event === "APPROVE" && /approve/i.test(message)) {
+      if (status === 422 && event === "APPROVE" && /approve/i.test(message)) {
         detail = `GitHub refused the approval (${message}); allow GitHub Actions to approve pull requests, or use an App token`
         event = "COMMENT"
         continue
       }
-      if (event === "REQUEST_CHANGES" && /request changes/i.test(message)) {
+      if (status === 422 && event === "REQUEST_CHANGES" && /request changes/i.test(message)) {
         detail = `GitHub refused the change request (${message}); the failing check is the merge gate`
         event = "COMMENT"
         continue
       }
-      if (pending.length > 0) {
+      if (status === 422 && pending.length > 0) {
         for (const entry of pending) toSummary(entry.finding, `GitHub refused the review's line positions (${message})`)
         pending = []
         continue
       }
-      warn("GitHub refused the review", error)
-      return { action: "failed", reviewId: null, sha, detail: message }
+      for (const entry of pending) toSummary(entry.finding, "the review holding its inline comment could not be posted")
+      return { review: null, failed: message, detail }
     }
   }
-  return { action: "failed", reviewId: null, sha, detail }
+  return { review: null, failed: "GitHub refused the review three times", detail }
 }
 
 /** Where an inline comment goes on GitHub, or why it cannot. */
