@@ -64,7 +64,10 @@ describe.each(modes)("the review component rendered by GitLab's %s interpolation
     expect(job).toEqual({
       stage: "test",
       image: `registry.gitlab.com/opencode-reviewer/opencode-reviewer:${cliVersion}`,
-      rules: [{ if: '$CI_PIPELINE_SOURCE == "merge_request_event"' }],
+      rules: [
+        { if: '$CI_PIPELINE_SOURCE == "merge_request_event"' },
+        { if: '$CI_PIPELINE_SOURCE == "trigger" && $TRIGGER_PAYLOAD' },
+      ],
       interruptible: true,
       timeout: "45 minutes",
       allow_failure: false,
@@ -115,7 +118,10 @@ describe.each(modes)("the review component rendered by GitLab's %s interpolation
     expect(job.image).toBe("oven/bun:1.3.14")
     expect(job.timeout).toBe("1h 30m")
     expect(job.allow_failure).toBe(true)
-    expect(job.rules).toEqual([{ if: '$CI_PIPELINE_SOURCE == "merge_request_event"' }])
+    expect(job.rules).toEqual([
+      { if: '$CI_PIPELINE_SOURCE == "merge_request_event"' },
+      { if: '$CI_PIPELINE_SOURCE == "trigger" && $TRIGGER_PAYLOAD' },
+    ])
     expect(job.variables).toMatchObject({
       OPENCODE_REVIEWER_MODELS_TOP: "anthropic/claude-opus-4-7, anthropic/claude-opus-4-6",
       OPENCODE_REVIEWER_MODELS_STANDARD: "openai/gpt-5.4",

@@ -82,6 +82,12 @@ describe("talking to the bot on GitLab through TRIGGER_PAYLOAD", () => {
       expect(run.code, run.stderr).toBe(0)
       expect(run.stderr).toContain(why)
     }
+    // A pipeline another webhook triggered (a push event): not ours, and not a failure either.
+    const push = await triggeredBy(fake, chatter.id)
+    await writeFile(push.TRIGGER_PAYLOAD!, JSON.stringify({ object_kind: "push", ref: "refs/heads/main" }))
+    const pushed = await scenario.run({ env: push })
+    expect(pushed.code, pushed.stderr).toBe(0)
+    expect(pushed.stderr).toContain("nothing to do: the trigger payload is a push event")
     expect(scenario.server.requests).toEqual([])
     expect(fake.state.notes.filter((candidate) => candidate.author.bot && candidate.id !== own.id)).toEqual([])
   })

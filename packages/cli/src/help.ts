@@ -4,7 +4,9 @@ const common = `Where the change comes from:
   --head REF              head of the change (default: HEAD)
   --working-tree          review uncommitted changes too (staged, unstaged, untracked)
   --patch FILE            read a unified git diff instead of running git ("-" = stdin)
-  --vcs auto|gitlab|local where the change lives (auto: gitlab in a merge request pipeline)
+  --vcs auto|gitlab|github|local
+                          where the change lives (auto: gitlab in a merge request pipeline
+                          or a note-triggered one, github in a GitHub Actions pull request run)
 
 What the review knows:
   --title TEXT            merge request title (default: the head commit's subject)

@@ -24,7 +24,7 @@ import {
 } from "@opencode-reviewer/core"
 import { gatewayPlugin } from "@opencode-reviewer/gateway"
 import { createGithubProvider, isGithubActionsPullRequest } from "@opencode-reviewer/github"
-import { createGitlabProvider, isMergeRequestPipeline } from "@opencode-reviewer/gitlab"
+import { createGitlabProvider, GitlabContextError, isMergeRequestPipeline } from "@opencode-reviewer/gitlab"
 import {
   createGit,
   createLocalProvider,
@@ -197,6 +197,16 @@ function reviewPlugins(input: {
 // the provider falls back to GitLab's /diffs when it does not.
 function gitlabProvider(repoDir: string, io: Io, log: pino.Logger): VcsProvider {
   const git = createGit(repoDir, io.env)
+  try {
+    return gitlabProviderOn(git, repoDir, io, log)
+  } catch (error) {
+    // A pipeline some other webhook triggered (a push, a note on an issue): not ours to review.
+    if (error instanceof GitlabContextError && error.data.unrelated) throw new NothingToDo(error.message)
+    throw error
+  }
+}
+
+function gitlabProviderOn(git: ReturnType<typeof createGit>, repoDir: string, io: Io, log: pino.Logger): VcsProvider {
   return createGitlabProvider({
     env: io.env,
     repoDir,

@@ -111,9 +111,22 @@ describe("readCiContext in a pipeline a note webhook triggered", () => {
   })
 
   test("another event, a note on an issue, or an unreadable file is said, not reviewed", () => {
+    const unrelated = (payload: unknown) => {
+      try {
+        readCiContext(triggered, reading(payload))
+      } catch (error) {
+        return error instanceof GitlabContextError ? error.data.unrelated === true : "not a context error"
+      }
+      return "no error"
+    }
     expect(() => readCiContext(triggered, reading({ object_kind: "push" }))).toThrow(
-      /the trigger payload is not a note event \(object_kind push\)/,
+      /the trigger payload is a push event, not a note on a merge request/,
     )
+    expect(unrelated({ object_kind: "push" })).toBe(true)
+    expect(() => readCiContext(triggered, reading({ object_kind: "note" }))).toThrow(
+      /the trigger payload is not a note event/,
+    )
+    expect(unrelated({ object_kind: "note" })).toBe(false)
     expect(() =>
       readCiContext(
         triggered,

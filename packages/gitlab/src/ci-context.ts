@@ -141,6 +141,12 @@ function readTriggerContext(env: Environment, readFile: (path: string) => string
   const parsed = notePayload.safeParse(payload)
   if (!parsed.success) {
     const kind = (payload as { object_kind?: unknown } | null)?.object_kind
+    if (typeof kind === "string" && kind !== "note") {
+      throw new GitlabContextError(
+        `the trigger payload is a ${kind} event, not a note on a merge request: nothing to review`,
+        { missing: [], hint, unrelated: true },
+      )
+    }
     throw new GitlabContextError(
       `the trigger payload is not a note event${typeof kind === "string" ? ` (object_kind ${kind})` : ""}: ${parsed.error.issues
         .slice(0, 3)
@@ -153,7 +159,7 @@ function readTriggerContext(env: Environment, readFile: (path: string) => string
   if (event.object_attributes.noteable_type !== "MergeRequest" || !event.merge_request) {
     throw new GitlabContextError(
       `the note that triggered this pipeline is on ${article(event.object_attributes.noteable_type)}, not a merge request: nothing to review`,
-      { missing: [], hint: "the review answers notes on merge requests only" },
+      { missing: [], hint: "the review answers notes on merge requests only", unrelated: true },
     )
   }
   const projectId = event.project?.id ?? event.project_id

@@ -1,8 +1,12 @@
 import { type RequestFailure, ReviewError } from "@opencode-reviewer/core"
 
-/** The job does not run in a GitLab merge request pipeline, or a CI variable the provider needs is missing. */
-export class GitlabContextError extends ReviewError<{ missing: string[]; hint: string }> {
-  constructor(message: string, data: { missing: string[]; hint: string }, cause?: unknown) {
+/**
+ * The job does not run in a GitLab merge request pipeline, or a CI variable the provider needs is
+ * missing. `unrelated`: a triggered pipeline whose event is not a note on a merge request (a push
+ * webhook, a note on an issue), so there is nothing to review rather than something wrong.
+ */
+export class GitlabContextError extends ReviewError<{ missing: string[]; hint: string; unrelated?: boolean }> {
+  constructor(message: string, data: { missing: string[]; hint: string; unrelated?: boolean }, cause?: unknown) {
     super("GitlabContextError", message, data, { cause })
   }
 }
