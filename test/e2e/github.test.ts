@@ -52,6 +52,15 @@ describe("opencode-reviewer review on GitHub", () => {
     expect(inline[0]!.body).toContain("SQL")
     expect(run.stderr).toContain("GitHub: requested changes")
     expect(fake.state.fakeErrors).toEqual([])
+    // review.sarif for code scanning (the action's upload-sarif), beside review.json.
+    const sarif = JSON.parse(await readFile(join(scenario.outputDir, "review.sarif"), "utf8")) as {
+      version: string
+      runs: { results: { locations: { physicalLocation: { artifactLocation: { uri: string } } }[] }[] }[]
+    }
+    expect(sarif.version).toBe("2.1.0")
+    expect(sarif.runs[0]!.results.map((result) => result.locations[0]!.physicalLocation.artifactLocation.uri)).toEqual([
+      "src/auth/login.ts",
+    ])
   })
 
   test("a re-run on the same head posts nothing new", async () => {

@@ -12,7 +12,7 @@ import {
   toolCall,
 } from "@opencode-reviewer/testkit"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
-import { cleanUp, createScenario, sqlFinding } from "./harness"
+import { cleanUp, createScenario, githubScenario, sqlFinding } from "./harness"
 import { type LocalRegistry, startLocalRegistry } from "./npm-registry"
 
 // The published package, proven the way a pipeline uses it: `bun run pack` builds the tarball, a
@@ -149,6 +149,22 @@ describe("the npm package", () => {
         .find((line) => line.trim().length > 40)!
         .trim(),
     )
+  }, 120_000)
+
+  test("in a GitHub Actions pull request run it picks GitHub by itself and posts there", async () => {
+    const { scenario, fake, env } = await githubScenario()
+    const outputDir = join(fresh, "out-github")
+    const run = await bunx(
+      ["review", "--repo", scenario.repo.dir, "--config", scenario.configFile, "--output-dir", outputDir],
+      { env },
+    )
+    expect(run.code, run.stderr).toBe(2)
+    expect(run.stderr).toContain("GitHub: requested changes")
+    const bot = (comment: { user: { login: string } }) => comment.user.login === "github-actions[bot]"
+    expect(fake.state.issueComments.filter(bot)).toHaveLength(1)
+    expect(fake.state.reviewComments.filter(bot)).toEqual([
+      expect.objectContaining({ path: sqlFinding.file, line: sqlFinding.line }),
+    ])
   }, 120_000)
 
   test("runs /fullreview with the one documented setup step: the package as an npm plugin spec", async () => {

@@ -64,7 +64,7 @@ const published = {
   description: manifest.description,
   license: "MIT",
   type: "module",
-  keywords: ["code-review", "opencode", "gitlab", "merge-request", "ai"],
+  keywords: ["code-review", "opencode", "gitlab", "github", "merge-request", "pull-request", "ai"],
   bin: { "opencode-reviewer": "./lib/cli.js" },
   // `"plugin": ["opencode-reviewer"]` in opencode.json loads `main`: the /fullreview plugin.
   main: "./lib/fullreview-plugin.js",
