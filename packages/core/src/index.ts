@@ -86,6 +86,21 @@ export type { ReviewPlan } from "./review/plan-review"
 export { planJson, planReview } from "./review/plan-review"
 export type { BotThread, ReadFileAt, TraceInput } from "./review/previous-threads"
 export { decodedMarker, tracePreviousFindings } from "./review/previous-threads"
+export type { PublishLog } from "./review/publishing"
+export {
+  closingReplies,
+  continuationOf,
+  createPublishLog,
+  errorText,
+  findingMarkers,
+  findPhrase,
+  fitComment,
+  postableSuggestion,
+  readHeadsWith,
+  reopenText,
+  shortSha,
+  threadMatcher,
+} from "./review/publishing"
 export { botHandle, requestOf } from "./review/request"
 export type { SummaryComment, SummaryOutcome, SummaryStore, SummaryWrite } from "./review/summary-upsert"
 export { upsertSummary } from "./review/summary-upsert"

@@ -1,12 +1,14 @@
 import {
   botHandle,
   type Change,
+  findPhrase,
   type Logger,
   type MergeRequestComment,
   type PreviousReview,
   type PublishOptions,
   parseDiff,
   type ReviewRecord,
+  readHeadsWith,
   requestOf,
   silentLogger,
   tracePreviousFindings,
@@ -14,14 +16,7 @@ import {
 } from "@opencode-reviewer/core"
 import { diffFromFiles } from "./api-diff"
 import { type AskedComment, type BotIdentity, botThreadOf, type HumanComment, identify, isBot, ownThreads } from "./bot"
-import {
-  type ApiIssueComment,
-  type ApiPull,
-  type ApiReviewComment,
-  type ApiUser,
-  createGithubClient,
-  type GithubClient,
-} from "./client"
+import { type ApiIssueComment, type ApiPull, type ApiReviewComment, type ApiUser, createGithubClient } from "./client"
 import { type Environment, type GithubContext, type ReadFile, readGithubContext } from "./context"
 import { GithubAccessError } from "./errors"
 import { markerIn, markers, stripMarkers } from "./markers"
@@ -162,7 +157,9 @@ export function createGithubProvider(options: GithubProviderOptions): GithubProv
         previousReview,
         customInstructions: null,
         readHeads: (paths) =>
-          options.readLocalHeads ? options.readLocalHeads(headSha, paths) : readApiHeads(client, headSha, paths),
+          options.readLocalHeads
+            ? options.readLocalHeads(headSha, paths)
+            : readHeadsWith((path) => client.fileAt(path, headSha), paths, { limit: apiHeadsLimit, bytes: headBytes }),
         readHeadFile: (path) => fileAt(headSha, path),
         unreviewed: assembled.unreviewed,
         previousFindings: await tracePreviousFindings(botThreads, { headSha, files, readFileAt: fileAt }),
@@ -226,9 +223,7 @@ export function createGithubProvider(options: GithubProviderOptions): GithubProv
     },
     breakGlass(phrase) {
       if (!state) throw new Error("breakGlass called before readChange")
-      const wanted = normalizeSpace(phrase)
-      if (wanted === "") return null
-      const found = state.humanComments.find((entry) => normalizeSpace(entry.comment.body).includes(wanted))
+      const found = findPhrase(state.humanComments, (entry) => entry.comment.body, phrase)
       state.breakGlass = found ? { by: found.comment.author, at: found.comment.createdAt } : null
       return state.breakGlass
     },
@@ -334,25 +329,4 @@ function askedComments(human: readonly HumanComment[], asked: AskedComment | nul
   if (asked?.request.kind === "question" && !comments.some((comment) => comment.asked))
     comments.push({ author: asked.request.by, createdAt: null, body: asked.request.body, asked: true })
   return comments
-}
-
-async function readApiHeads(
-  client: GithubClient,
-  commit: string,
-  paths: readonly string[],
-): Promise<Map<string, string>> {
-  const heads = new Map<string, string>()
-  const queue = paths.slice(0, apiHeadsLimit)
-  const worker = async () => {
-    for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
-      const text = await client.fileAt(path, commit).catch(() => null)
-      if (text !== null) heads.set(path, text.slice(0, headBytes))
-    }
-  }
-  await Promise.all(Array.from({ length: 8 }, worker))
-  return heads
-}
-
-function normalizeSpace(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, " ").trim()
 }

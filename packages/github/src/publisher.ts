@@ -1,22 +1,30 @@
 import { randomBytes } from "node:crypto"
 import {
-  applicableSuggestion,
-  compareSeverity,
+  closingReplies,
+  continuationOf,
+  createPublishLog,
   type DiffFile,
+  errorText,
   findingFingerprints,
+  findingMarkers,
+  fitComment,
   type InlineFinding,
   type Logger,
   oneLine,
   type PublishReport,
+  postableSuggestion,
   type ReviewFinding,
   type ReviewPlatform,
   type ReviewRecord,
   renderFailureSummary,
   renderSummary,
   renderThread,
+  reopenText,
   reviewIncomplete,
   type Severity,
   type SummaryOutcome,
+  shortSha,
+  threadMatcher,
   type UnreadFile,
   upsertSummary,
 } from "@opencode-reviewer/core"
@@ -31,7 +39,7 @@ import {
 } from "./bot"
 import type { ApiPull, ApiReview, ApiThread, GithubClient, ReviewCommentInput, ReviewEvent } from "./client"
 import type { GithubContext } from "./context"
-import { encodeAnchor, markerIn, markers, neutralizeForGithub, prepareBody } from "./markers"
+import { markerIn, markers, prepareBody } from "./markers"
 
 /** The words of GitHub in what the bot posts. */
 const platform: ReviewPlatform = { name: "GitHub", change: "pull request" }
@@ -104,6 +112,7 @@ const maxCommentLength = 65_000
 interface OwnThread {
   thread: ApiThread
   fingerprint: string
+  resolved: boolean
   severity: Severity | null
   /** The REST id of the thread's first comment, which replies answer. */
   rootId: number
@@ -129,16 +138,9 @@ export async function publishReview(input: PublishInput): Promise<GithubPublishR
     neutralized: 0,
     lines: [],
   }
-  const prepare = (text: string, list: [string, string][]) => {
-    const prepared = prepareBody(text, list)
-    result.neutralized += prepared.changes
-    return prepared.body
-  }
-  const warn = (message: string, error?: unknown) => {
-    const text = error === undefined ? message : `${message}: ${describe(error)}`
-    result.warnings.push(text)
-    log.warn({ error: error === undefined ? undefined : describe(error) }, message)
-  }
+  const published = createPublishLog(log, prepareBody)
+  result.warnings = published.warnings
+  const { prepare, warn } = published
 
   const reviewedHead = state.headSha
   const current = await client.pull().catch((error: unknown) => {
@@ -159,17 +161,12 @@ export async function publishReview(input: PublishInput): Promise<GithubPublishR
     existing.set(thread.id, {
       thread,
       fingerprint: view.fingerprint as string,
+      resolved: thread.isResolved,
       severity: view.severity,
       rootId: thread.comments[0]!.databaseId,
     })
   }
-  const continued = new Set(record.findings.flatMap((finding) => (finding.thread ? [finding.thread] : [])))
-  const threadOf = (finding: ReviewFinding, fingerprint: string) => {
-    if (finding.thread) return existing.get(finding.thread)
-    return [...existing.values()].find(
-      (thread) => thread.fingerprint === fingerprint && !continued.has(thread.thread.id),
-    )
-  }
+  const threadOf = threadMatcher(record.findings, existing)
   const replyOnce = async (thread: OwnThread, tag: string, text: string) => {
     const body = prepare(text, [[markers.reply, tag]])
     if (thread.thread.comments.some((comment) => markerIn(comment.body, markers.reply) === tag)) return
@@ -187,35 +184,33 @@ export async function publishReview(input: PublishInput): Promise<GithubPublishR
   const comments: { finding: ReviewFinding; comment: ReviewCommentInput }[] = []
   for (const [index, finding] of record.findings.entries()) {
     const fingerprint = fingerprints[index] as string
-    const thread = threadOf(finding, fingerprint)
-    if (thread) {
-      continued.add(thread.thread.id)
+    const match = threadOf(finding, fingerprint)
+    if (match) {
+      const thread = match.thread
       const ref = { findingId: finding.id, threadId: thread.thread.id }
-      if (!thread.thread.isResolved) {
+      const next = continuationOf(thread, finding)
+      if (next === "open") {
         inline.push({ finding, thread: "open" })
         result.threads.kept.push({ ...ref, resolved: false })
         // A person had the last word and the coordinator still reports the finding: its body answers them, once.
         const last = thread.thread.comments.at(-1)
-        if (last && !isOwnComment(last, state)) {
+        if (last && !isBotAuthor(last.author, state.bot)) {
           await replyOnce(thread, `${thread.fingerprint}:answer:${last.databaseId}`, `${finding.body.trim()}\n`).catch(
             (error: unknown) => warn(`could not answer in thread ${thread.thread.id}`, error),
           )
         }
-        continue
-      }
-      if (thread.severity !== null && compareSeverity(finding.severity, thread.severity) < 0) {
-        const was = thread.severity
+      } else if (next === "reopen") {
+        const was = thread.severity!
         const reopened = await (async () => {
           await client.resolveThread(thread.thread.id, false)
           const tag = `${thread.fingerprint}:reopened:${short(reviewedHead)}`
-          const body = prepare(
-            `Reopened: this is now **${finding.severity}** (it was ${was} when the thread was resolved).\n\n${finding.body.trim()}\n`,
-            [
+          await client.reply(
+            thread.rootId,
+            prepare(reopenText(finding, was), [
               [markers.reply, tag],
               [markers.severity, finding.severity],
-            ],
+            ]),
           )
-          await client.reply(thread.rootId, body)
         })().then(
           () => true,
           (error: unknown) => {
@@ -226,33 +221,23 @@ export async function publishReview(input: PublishInput): Promise<GithubPublishR
         inline.push({ finding, thread: reopened ? "reopened" : "resolved" })
         if (reopened) result.threads.reopened.push(ref)
         else result.threads.kept.push({ ...ref, resolved: true })
-        continue
+      } else {
+        inline.push({ finding, thread: "resolved" })
+        result.threads.kept.push({ ...ref, resolved: true })
       }
-      inline.push({ finding, thread: "resolved" })
-      result.threads.kept.push({ ...ref, resolved: true })
       continue
     }
 
-    const suggestion = postableSuggestion(finding, state.files)
+    const suggestion = postableSuggestion(finding, state.files, "github", (found) =>
+      ["```suggestion", ...found.lines, "```"].join("\n"),
+    )
     const anchor = anchorComment(state.files, finding, suggestion?.startLine ?? null)
     if (!anchor.ok) {
       toSummary(finding, anchor.reason)
       continue
     }
-    const body = prepare(renderThread(finding, suggestion?.block ?? null), [
-      [markers.finding, fingerprint],
-      [markers.severity, finding.severity],
-      [markers.title, Buffer.from(finding.title.slice(0, 300), "utf8").toString("base64url")],
-      [markers.category, Buffer.from(finding.category.slice(0, 100), "utf8").toString("base64url")],
-      ...(anchor.side === "RIGHT"
-        ? [
-            [markers.anchor, encodeAnchor({ sha: reviewedHead, path: anchor.path, line: anchor.line })] as [
-              string,
-              string,
-            ],
-          ]
-        : []),
-    ])
+    const at = anchor.side === "RIGHT" ? { sha: reviewedHead, path: anchor.path, line: anchor.line } : null
+    const body = prepare(renderThread(finding, suggestion?.block ?? null), findingMarkers(finding, fingerprint, at))
     comments.push({
       finding,
       comment: {
@@ -275,18 +260,7 @@ export async function publishReview(input: PublishInput): Promise<GithubPublishR
 
   // (c) earlier threads this review closes: fixed ones (their code changed), and dismissed ones.
   const unreviewedPaths = new Set(state.unreviewed.map((file) => file.path))
-  const closing = [
-    ...record.resolved.map((entry) => ({
-      id: entry.id,
-      kind: "fixed" as const,
-      text: `Fixed in ${short(reviewedHead)}: the code at this line changed and the finding is no longer reported.\n`,
-    })),
-    ...record.dismissed.map((entry) => ({
-      id: entry.id,
-      kind: "dismissed" as const,
-      text: `Dismissed, not fixed: ${entry.reason}.\n`,
-    })),
-  ]
+  const closing = closingReplies(record, reviewedHead)
   for (const { id, kind, text } of closing) {
     const thread = existing.get(id)
     if (!thread || thread.thread.isResolved) continue
@@ -324,7 +298,7 @@ export async function publishReview(input: PublishInput): Promise<GithubPublishR
   result.summaryComment = await writeSummary(
     client,
     state,
-    prepare(fit(text), [[markers.summary, tag]]),
+    prepare(fitComment(text, maxCommentLength), [[markers.summary, tag]]),
     currentHead,
     warn,
   )
@@ -348,6 +322,7 @@ export async function publishReview(input: PublishInput): Promise<GithubPublishR
     },
     "review published",
   )
+  result.neutralized = published.neutralized
   result.lines = describePublishResult(result)
   return result
 }
@@ -645,34 +620,8 @@ export function anchorComment(
   }
 }
 
-// The finding's suggestion as GitHub's block, or null: it must apply to the diff's lines and come
-// through neutralisation unchanged (a changed line would commit something else than was shown).
-function postableSuggestion(
-  finding: ReviewFinding,
-  files: readonly DiffFile[],
-): { block: string; startLine: number } | null {
-  const applicable = applicableSuggestion(finding, files)
-  if (!applicable.ok) return null
-  const block = ["```suggestion", ...applicable.suggestion.lines, "```"].join("\n")
-  return neutralizeForGithub(block).text === block ? { block, startLine: applicable.suggestion.startLine } : null
-}
-
-function isOwnComment(comment: ApiThread["comments"][number], state: ReadState): boolean {
-  return isBotAuthor(comment.author, state.bot)
-}
-
-function fit(text: string): string {
-  if (text.length <= maxCommentLength) return text
-  return `${text.slice(0, maxCommentLength)}\n\n*(truncated: the full review is in the run's review.json artifact)*\n`
-}
-
-function short(sha: string): string {
-  return sha.slice(0, 8)
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
-}
+const short = shortSha
+const describe = errorText
 
 /** Lines for the terminal: what was posted and what could not be done. */
 export function describePublishResult(result: Omit<GithubPublishResult, "lines">): string[] {

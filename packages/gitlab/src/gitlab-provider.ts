@@ -2,6 +2,7 @@ import {
   botHandle,
   type Change,
   ChangeReadError,
+  findPhrase,
   type Logger,
   type MergeRequestComment,
   type PreviousFinding,
@@ -10,6 +11,7 @@ import {
   type PublishOptions,
   parseDiff,
   type ReviewRecord,
+  readHeadsWith,
   requestOf,
   silentLogger,
   type VcsProvider,
@@ -190,7 +192,10 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
         readHeads: (paths) =>
           options.readLocalHeads
             ? options.readLocalHeads(refs.headSha, paths)
-            : readApiHeads(client, refs.headSha, paths),
+            : readHeadsWith((path) => client.rawFile(path, refs.headSha), paths, {
+                limit: apiHeadsLimit,
+                bytes: headBytes,
+              }),
         async readHeadFile(path) {
           const local = options.readLocalFile ? await options.readLocalFile(refs.headSha, path).catch(() => null) : null
           return local ?? authed(client.rawFile(path, refs.headSha))
@@ -257,9 +262,7 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
     },
     breakGlass(phrase) {
       if (!state) throw new Error("breakGlass called before readChange")
-      const wanted = normalizeSpace(phrase)
-      if (wanted === "") return null
-      const note = state.humanNotes.find((candidate) => normalizeSpace(candidate.body).includes(wanted))
+      const note = findPhrase(state.humanNotes, (candidate) => candidate.body, phrase)
       state.breakGlass = note ? { by: note.author.username, at: note.created_at ?? null } : null
       return state.breakGlass
     },
@@ -430,25 +433,4 @@ function askedComments(notes: readonly ApiNote[], asked: AskedNote | null): Merg
   if (question && !comments.some((comment) => comment.asked))
     comments.push({ author: question.request.by, createdAt: null, body: question.request.body, asked: true })
   return comments
-}
-
-async function readApiHeads(
-  client: GitlabClient,
-  commit: string,
-  paths: readonly string[],
-): Promise<Map<string, string>> {
-  const heads = new Map<string, string>()
-  const queue = paths.slice(0, apiHeadsLimit)
-  const worker = async () => {
-    for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
-      const text = await client.rawFile(path, commit).catch(() => null)
-      if (text !== null) heads.set(path, text.slice(0, headBytes))
-    }
-  }
-  await Promise.all(Array.from({ length: 8 }, worker))
-  return heads
-}
-
-function normalizeSpace(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, " ").trim()
 }

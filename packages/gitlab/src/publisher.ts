@@ -1,22 +1,30 @@
 import { randomBytes } from "node:crypto"
 import {
   type ApplicableSuggestion,
-  applicableSuggestion,
   type ChangeRequest,
-  compareSeverity,
+  closingReplies,
+  continuationOf,
+  createPublishLog,
   type DiffFile,
+  errorText,
   findingFingerprints,
+  findingMarkers,
+  fitComment,
   type InlineFinding,
   type Logger,
   oneLine,
   type PublishReport,
+  postableSuggestion,
   type ReviewFinding,
   type ReviewPlatform,
   type ReviewRecord,
   renderFailureSummary,
   renderSummary,
   renderThread,
+  reopenText,
   type Severity,
+  shortSha,
+  threadMatcher,
   upsertSummary,
 } from "@opencode-reviewer/core"
 import type { UnreviewedFile } from "./api-diff"
@@ -25,8 +33,7 @@ import { botThreads, threadResolved, threadSeverity } from "./bot-threads"
 import type { CiContext } from "./ci-context"
 import { GitlabRequestError } from "./errors"
 import type { GitlabClient } from "./gitlab-client"
-import { encodeAnchor, markerIn, markers, prepareBody } from "./markers"
-import { neutralizeForGitlab } from "./neutralize"
+import { markerIn, markers, prepareBody } from "./markers"
 import { anchorFinding, type DiffRefs } from "./position"
 
 /** The words of GitLab in what the bot posts. */
@@ -143,16 +150,9 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
     neutralized: 0,
     lines: [],
   }
-  const prepare = (text: string, list: [string, string][]) => {
-    const prepared = prepareBody(text, list)
-    result.neutralized += prepared.changes
-    return prepared.body
-  }
-  const warn = (message: string, error?: unknown) => {
-    const text = error === undefined ? message : `${message}: ${describe(error)}`
-    result.warnings.push(text)
-    log.warn({ error: error === undefined ? undefined : describe(error) }, message)
-  }
+  const published = createPublishLog(log, prepareBody)
+  result.warnings = published.warnings
+  const { prepare, warn } = published
 
   const reviewedHead = state.refs.headSha
   const notices = result.notices
@@ -187,13 +187,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
       severity: threadSeverity(discussion, state.bot.id),
     })
   }
-  const continued = new Set(record.findings.flatMap((finding) => (finding.thread ? [finding.thread] : [])))
-  const threadOf = (finding: ReviewFinding, fingerprint: string) => {
-    if (finding.thread) return existing.get(finding.thread)
-    return [...existing.values()].find(
-      (thread) => thread.fingerprint === fingerprint && !continued.has(thread.discussion.id),
-    )
-  }
+  const threadOf = threadMatcher(record.findings, existing)
 
   // (b) inline threads
   // The same identity as the Code Quality and SARIF reports: a thread and a report entry are one finding.
@@ -219,20 +213,19 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
   }
   for (const [index, finding] of record.findings.entries()) {
     const fingerprint = fingerprints[index] as string
-    const thread = threadOf(finding, fingerprint)
-    if (thread) {
-      continued.add(thread.discussion.id)
+    const match = threadOf(finding, fingerprint)
+    if (match) {
+      const thread = match.thread
       const ref = { findingId: finding.id, discussionId: thread.discussion.id }
-      if (!thread.resolved) {
+      const next = continuationOf(thread, finding)
+      if (next === "open") {
         inline.push({ finding, thread: "open" })
         result.threads.kept.push({ ...ref, resolved: false })
         await answerDisagreement(thread.discussion, finding, thread.fingerprint).catch((error: unknown) =>
           warn(`could not answer in thread ${thread.discussion.id}`, error),
         )
-        continue
-      }
-      if (thread.severity !== null && compareSeverity(finding.severity, thread.severity) < 0) {
-        const reopened = await reopen(thread.discussion, finding, thread.fingerprint, thread.severity).then(
+      } else if (next === "reopen") {
+        const reopened = await reopen(thread.discussion, finding, thread.fingerprint, thread.severity!).then(
           () => true,
           (error: unknown) => {
             warn(`could not reopen thread ${thread.discussion.id}`, error)
@@ -242,10 +235,10 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
         inline.push({ finding, thread: reopened ? "reopened" : "resolved" })
         if (reopened) result.threads.reopened.push(ref)
         else result.threads.kept.push({ ...ref, resolved: true })
-        continue
+      } else {
+        inline.push({ finding, thread: "resolved" })
+        result.threads.kept.push({ ...ref, resolved: true })
       }
-      inline.push({ finding, thread: "resolved" })
-      result.threads.kept.push({ ...ref, resolved: true })
       continue
     }
 
@@ -254,21 +247,13 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
       toSummary(finding, anchor.reason)
       continue
     }
-    const body = prepare(renderThread(finding, postableSuggestion(finding, state.files)), [
-      [markers.finding, fingerprint],
-      [markers.severity, finding.severity],
-      [markers.title, Buffer.from(finding.title.slice(0, 300), "utf8").toString("base64url")],
-      [markers.category, Buffer.from(finding.category.slice(0, 100), "utf8").toString("base64url")],
-      // Where the thread sits, so the next review can tell whether the code at it changed.
-      ...(anchor.position.new_line
-        ? [
-            [
-              markers.anchor,
-              encodeAnchor({ sha: refs.headSha, path: anchor.position.new_path, line: anchor.position.new_line }),
-            ] as [string, string],
-          ]
-        : []),
-    ])
+    const position = anchor.position
+    // Where the thread sits, so the next review can tell whether the code at it changed.
+    const at = position.new_line ? { sha: refs.headSha, path: position.new_path, line: position.new_line } : null
+    const body = prepare(
+      renderThread(finding, postableSuggestion(finding, state.files, "gitlab", suggestionBlock)?.block ?? null),
+      findingMarkers(finding, fingerprint, at),
+    )
     try {
       const discussion = await client.createThread(body, anchor.position, async () => {
         const threads = botThreads(await client.discussions(), state.bot)
@@ -296,18 +281,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
   // (c) re-review: earlier threads this review closes. Only those whose code changed are "fixed";
   // a person's dismissal is answered with why; the rest (record.stillOpen) stay open.
   const unreviewedPaths = new Set(state.unreviewed.map((file) => file.path))
-  const closing = [
-    ...record.resolved.map((entry) => ({
-      id: entry.id,
-      kind: "fixed",
-      text: `Fixed in ${short(reviewedHead)}: the code at this line changed and the finding is no longer reported.\n`,
-    })),
-    ...record.dismissed.map((entry) => ({
-      id: entry.id,
-      kind: "dismissed",
-      text: `Dismissed, not fixed: ${entry.reason}.\n`,
-    })),
-  ] as const
+  const closing = closingReplies(record, reviewedHead)
   for (const { id, kind, text } of closing) {
     const thread = existing.get(id)
     if (!thread || thread.resolved) continue
@@ -344,7 +318,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
     notices,
   })
   const tag = `${reviewedHead}:${randomBytes(6).toString("hex")}`
-  const summaryBody = prepare(fit(text), [[markers.summary, tag]])
+  const summaryBody = prepare(fitComment(text, maxNoteLength), [[markers.summary, tag]])
   result.summaryNote = await summaryNotes({
     client,
     bot: state.bot,
@@ -376,6 +350,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
     },
     "review published",
   )
+  result.neutralized = published.neutralized
   result.lines = describePublishResult(result)
   return result
 
@@ -416,13 +391,10 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
     was: Severity,
   ): Promise<void> {
     const tag = `${fingerprint}:reopened:${short(reviewedHead)}`
-    const body = prepare(
-      `Reopened: this is now **${finding.severity}** (it was ${was} when the thread was resolved).\n\n${finding.body.trim()}\n`,
-      [
-        [markers.reply, tag],
-        [markers.severity, finding.severity],
-      ],
-    )
+    const body = prepare(reopenText(finding, was), [
+      [markers.reply, tag],
+      [markers.severity, finding.severity],
+    ])
     await client.resolveThread(discussion.id, false)
     await client.reply(discussion.id, body, async () => {
       const current = await client.discussion(discussion.id)
@@ -703,27 +675,8 @@ function refsOf(mergeRequest: ApiMergeRequest, fallback: DiffRefs): DiffRefs {
   return { baseSha: refs.base_sha, headSha: refs.head_sha, startSha: refs.start_sha ?? refs.base_sha }
 }
 
-function fit(text: string): string {
-  if (text.length <= maxNoteLength) return text
-  return `${text.slice(0, maxNoteLength)}\n\n*(truncated: the full review is in the job's review.json artifact)*\n`
-}
-
-function short(sha: string): string {
-  return sha.slice(0, 8)
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
-}
-
-// The finding's suggestion as GitLab's block, or null: it must apply to the diff's lines and come
-// through neutralisation unchanged (a changed line would commit something else than was shown).
-function postableSuggestion(finding: ReviewFinding, files: readonly DiffFile[]): string | null {
-  const applicable = applicableSuggestion(finding, files)
-  if (!applicable.ok) return null
-  const block = suggestionBlock(applicable.suggestion)
-  return neutralizeForGitlab(block).text === block ? block : null
-}
+const short = shortSha
+const describe = errorText
 
 /**
  * GitLab's committable suggestion: ```` ```suggestion:-N+0 ```` on the thread's line (the last line
