@@ -163,6 +163,39 @@ describe("opencode-reviewer review on GitHub", () => {
     expect(run.stderr).toContain("GITHUB_TOKEN is read-only in this run")
   })
 
+  test("replies in the bot's thread: an argument is answered once, a won't fix is dismissed and resolved", async () => {
+    const { scenario, fake, env } = await githubScenario()
+    expect((await scenario.run({ env })).code).toBe(2)
+    const root = posted(fake).inline[0]!
+    const reply = async (body: string) => {
+      const answer = await fetch(`${fake.url}/repos/${githubRepo}/pulls/${githubPull}/comments/${root.id}/replies`, {
+        method: "POST",
+        headers: { authorization: `token ${fake.tokens.alice}`, "content-type": "application/json" },
+        body: JSON.stringify({ body }),
+      })
+      expect(answer.status).toBe(201)
+    }
+    const botReplies = () =>
+      fake.state.reviewComments.filter((comment) => ours(comment.user) && comment.inReplyToId === root.id)
+
+    // The finding is still reported: the argument gets the finding's body as the answer, once.
+    await reply("I disagree: the name is validated upstream.")
+    expect((await scenario.run({ env })).code).toBe(2)
+    expect(botReplies()).toHaveLength(1)
+    expect(botReplies()[0]!.body).toContain(sqlFinding.body)
+    expect((await scenario.run({ env })).code).toBe(2)
+    expect(botReplies()).toHaveLength(1)
+
+    // "won't fix", and the coordinator leaves it out: dismissed, not fixed, and the thread resolved.
+    await reply("Won't fix, this path is internal only.")
+    scenario.setReply("fake/security", findingsReply([]))
+    const run = await scenario.run({ env })
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.record!.dismissed).toHaveLength(1)
+    expect(botReplies().at(-1)!.body).toContain("Dismissed, not fixed")
+    expect(fake.state.threads.find((thread) => thread.path === sqlFinding.file)!.isResolved).toBe(true)
+  })
+
   test("a suggestion that applies is posted as GitHub's suggestion block on the line", async () => {
     const { scenario, fake, env } = await githubScenario()
     const fixed = "  return db.query('SELECT * FROM users WHERE name = $1', [name])"
