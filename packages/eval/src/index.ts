@@ -1,0 +1,7 @@
+export * from "./cache-key"
+export * from "./corpus"
+export * from "./judge"
+export * from "./load"
+export * from "./martian"
+export * from "./published"
+export * from "./score"
