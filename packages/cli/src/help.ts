@@ -35,6 +35,7 @@ Commands:
   plan     everything up to the first model call: tier, reviewers, opencode.json, prompts
   review   the whole review: plan, run the reviewers in OpenCode, write review.json
   demo     a review of a bundled sample change, offline, with a replay model (no keys)
+  eval     measure review quality on a corpus with known problems (eval --demo: offline)
 
 Run "opencode-reviewer <command> --help" for a command's options.
 Exit codes: 0 done, 1 could not be done (the error says why), 2 decision at or above --fail-on.

@@ -30,6 +30,11 @@ export async function main(io: Io): Promise<number> {
         return await plan(rest, io)
       case "review":
         return await review(rest, io)
+      case "eval": {
+        // Loaded on demand, like demo: the scoring and the replay model are only needed here.
+        const { evaluate } = await import("./eval")
+        return await evaluate(rest, io)
+      }
       case "demo": {
         const { values } = parse(rest, "demo")
         if (values.help) {

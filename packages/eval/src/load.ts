@@ -21,7 +21,7 @@ export interface CorpusLoad {
 }
 
 /** The corpora bundled with this package, by the name `--corpus` accepts. */
-export const bundledCorpora = ["martian"] as const
+export const bundledCorpora = ["martian", "demo"] as const
 export type BundledCorpus = (typeof bundledCorpora)[number]
 
 /** The directory of a bundled corpus (inside this package, next to `src/`). */

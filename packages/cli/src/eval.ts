@@ -1,0 +1,481 @@
+import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { parseArgs } from "node:util"
+import { applyModelEnv, type Config, parseConfigText, resolveConfig } from "@opencode-reviewer/core"
+import {
+  bundledCorpora,
+  bundledCorpusDirectory,
+  type CaseScore,
+  type Corpus,
+  type CorpusCase,
+  cacheKey,
+  hashCase,
+  hashText,
+  type Judge,
+  loadCorpus,
+  loadPublishedResults,
+  type Metrics,
+  publishedTable,
+  type RunScore,
+  readCorpusDiff,
+  scoreCase,
+  scoreRun,
+} from "@opencode-reviewer/eval"
+import { startModelServer } from "@opencode-reviewer/testkit"
+import pLimit from "p-limit"
+import { findAssets } from "./assets"
+import { CliUsageError, formatError } from "./errors"
+import { loadReplay } from "./eval-replay"
+import { finishReview } from "./finish"
+import type { Io } from "./io"
+import { prepare } from "./prepare"
+import { runReview } from "./run"
+
+// `opencode-reviewer eval`: replays a corpus of changes with known problems through the real review
+// pipeline (plan, reviewers, coordinator; nothing posted) and scores each review's findings against
+// the golden comments with the benchmark's matching (packages/eval, docs/eval.md). Each case's
+// result is stored under its cache key as soon as it is scored, so an interrupted run picks up
+// where it stopped and a finished case is never run again.
+
+const options = {
+  corpus: { type: "string" },
+  demo: { type: "boolean" },
+  replay: { type: "boolean" },
+  limit: { type: "string" },
+  concurrency: { type: "string" },
+  "judge-model": { type: "string" },
+  runs: { type: "string" },
+  config: { type: "string" },
+  "output-dir": { type: "string" },
+  json: { type: "boolean" },
+  verbose: { type: "boolean", short: "v" },
+  help: { type: "boolean", short: "h" },
+} as const
+
+/** One case of one run, as stored in `cases/<id>.run<N>.json` and in eval.json. */
+export interface CaseResult {
+  key: string
+  id: string
+  repository: string
+  run: number
+  /** Why the case was not scored (its diff could not be read or fetched, the review failed). */
+  skipped: string | null
+  score: CaseScore | null
+  findings: number
+  costUsd: number
+  durationMs: number
+  /** Taken from an earlier run's stored result (same cache key): nothing was reviewed or judged again. */
+  cached?: boolean
+}
+
+/** eval.json. */
+export interface EvalReport {
+  corpus: string
+  judgeModel: string
+  runs: number
+  cases: CaseResult[]
+  /** The score over every run's cases together. */
+  score: RunScore
+  /** Each run's overall score, for the spread. */
+  perRun: Metrics[]
+  costUsd: number
+  durationMs: number
+  /** The benchmark's published results with the same judge, when the corpus has them. */
+  published: { tool: string; precision: number | null; recall: number | null; f1: number | null }[] | null
+}
+
+export async function evaluate(args: string[], io: Io): Promise<number> {
+  const values = parseFlags(args)
+  if (values.help) {
+    io.stdout(evalHelp)
+    return 0
+  }
+  const limit = positive(values.limit, "--limit")
+  const concurrency = positive(values.concurrency, "--concurrency") ?? 1
+  const runs = positive(values.runs, "--runs") ?? 1
+  const corpusDir = corpusDirectory(values, io)
+  const loaded = await loadCorpus(corpusDir)
+  for (const problem of loaded.problems) io.stderr(`warning: corpus ${problem.file}: ${problem.message}\n`)
+  if (!loaded.corpus) throw new CliUsageError(`no corpus at ${corpusDir}: ${loaded.problems[0]?.message ?? ""}`, null)
+  const corpus = loaded.corpus
+  const cases = corpus.cases.slice(0, limit ?? corpus.cases.length)
+  const outputDir = resolve(io.cwd, values["output-dir"] ?? join(".opencode-reviewer", "eval", corpus.manifest.name))
+  await mkdir(join(outputDir, "cases"), { recursive: true })
+
+  const scratch = await mkdtemp(join(tmpdir(), "opencode-reviewer-eval-"))
+  const server = values.demo || values.replay ? await startModelServer() : null
+  try {
+    let judge: Judge
+    let judgeModel: string
+    let configFile: string
+    if (values.demo || values.replay) {
+      const replay = await loadReplay(corpus)
+      replay.script(server!)
+      judge = replay.judge
+      judgeModel = replay.judgeModel
+      configFile = join(scratch, "opencode-reviewer.json")
+      await writeFile(configFile, JSON.stringify(replay.config(server!.url)))
+    } else {
+      throw new CliUsageError(
+        "eval with a model judge is not in this version yet: run `opencode-reviewer eval --demo`, or score with the packages/eval API",
+        null,
+      )
+    }
+    const config = await readConfig(configFile, io)
+    const promptHash = await hashPrompts()
+    const started = performance.now()
+    const results: CaseResult[] = []
+    const run = pLimit(concurrency)
+    const jobs = Array.from({ length: runs }, (_, index) => index + 1).flatMap((runIndex) =>
+      cases.map((testCase) =>
+        run(async () => {
+          const result = await evaluateCase({
+            corpus,
+            testCase,
+            runIndex,
+            judge,
+            judgeModel,
+            config,
+            configFile,
+            promptHash,
+            outputDir,
+            scratch,
+            io,
+          })
+          results.push(result)
+          io.stderr(`eval: ${describeCase(result)}\n`)
+        }),
+      ),
+    )
+    await Promise.all(jobs)
+    results.sort((a, b) => a.run - b.run || cases.indexOf(caseById(cases, a.id)) - cases.indexOf(caseById(cases, b.id)))
+
+    const scored = (list: readonly CaseResult[]) =>
+      scoreRun(
+        list.flatMap((result) =>
+          result.score ? [{ id: result.id, repository: result.repository, score: result.score }] : [],
+        ),
+      )
+    const published = await loadPublishedResults(corpus.directory).catch(() => null)
+    const report: EvalReport = {
+      corpus: corpus.manifest.name,
+      judgeModel,
+      runs,
+      cases: results,
+      score: scored(results),
+      perRun: Array.from(
+        { length: runs },
+        (_, index) => scored(results.filter((result) => result.run === index + 1)).overall,
+      ),
+      costUsd: results.reduce((sum, result) => sum + result.costUsd, 0),
+      durationMs: Math.round(performance.now() - started),
+      // Published as percentages; ours are fractions.
+      published: published
+        ? publishedTable(published).tools.map((tool) => ({
+            tool: tool.name,
+            precision: tool.precision / 100,
+            recall: tool.recall / 100,
+            f1: tool.f1 / 100,
+          }))
+        : null,
+    }
+    await writeFile(join(outputDir, "eval.json"), JSON.stringify(report, null, 2) + "\n")
+    const markdown = renderReport(report)
+    await writeFile(join(outputDir, "eval.md"), markdown)
+    io.stdout(values.json ? JSON.stringify(report, null, 2) + "\n" : markdown)
+    io.stderr(`eval: eval.json and eval.md are in ${outputDir}\n`)
+    return report.score.scored > 0 ? 0 : 1
+  } finally {
+    await server?.close()
+    await rm(scratch, { recursive: true, force: true })
+  }
+}
+
+interface CaseInput {
+  corpus: Corpus
+  testCase: CorpusCase
+  runIndex: number
+  judge: Judge
+  judgeModel: string
+  config: Config
+  configFile: string
+  promptHash: string
+  outputDir: string
+  scratch: string
+  io: Io
+}
+
+async function evaluateCase(input: CaseInput): Promise<CaseResult> {
+  const { corpus, testCase, runIndex, io } = input
+  const base = {
+    id: testCase.id,
+    repository: testCase.repository,
+    run: runIndex,
+    findings: 0,
+    costUsd: 0,
+    durationMs: 0,
+  }
+  const read = await caseDiff(corpus, testCase, join(input.outputDir, "diffs"))
+  if (!read.ok) return { ...base, key: "", skipped: read.why, score: null }
+  const diff = read.diff
+  const key = `${cacheKey({
+    caseId: testCase.id,
+    caseHash: hashCase(testCase, diff),
+    modelChains: modelChains(input.config),
+    promptHash: input.promptHash,
+    judgeModel: input.judgeModel,
+  })}-${runIndex}`
+  const stored = join(input.outputDir, "cases", `${testCase.id}.run${runIndex}.json`)
+  const cached = await readFile(stored, "utf8").then(
+    (text) => JSON.parse(text) as CaseResult,
+    () => null,
+  )
+  if (cached && cached.key === key && cached.skipped === null) return { ...cached, cached: true }
+
+  const work = join(input.scratch, `${testCase.id}-${runIndex}`)
+  await mkdir(work, { recursive: true })
+  const patch = join(work, "change.diff")
+  await writeFile(patch, diff)
+  const description = join(work, "description.md")
+  await writeFile(description, testCase.description ?? "")
+  // The review's own progress and review.md go to a log beside the case, not the terminal.
+  const log: string[] = []
+  const quiet: Io = {
+    ...io,
+    cwd: work,
+    stdout: (chunk) => void log.push(chunk),
+    stderr: (chunk) => void log.push(chunk),
+  }
+  const caseDir = join(input.outputDir, "cases", `${testCase.id}.run${runIndex}`)
+  const started = performance.now()
+  try {
+    const prepared = await prepare(
+      {
+        repo: work,
+        patch,
+        title: testCase.title ?? testCase.id,
+        "description-file": description,
+        config: input.configFile,
+        "output-dir": caseDir,
+      },
+      quiet,
+      "review",
+    )
+    const record = await finishReview(prepared, await runReview(prepared, quiet), quiet)
+    const candidates = record.findings.map((finding) => ({
+      text: `${finding.title}\n\n${finding.body}`,
+      severity: finding.severity,
+      file: finding.file,
+      ...(finding.line === null ? {} : { line: finding.line }),
+    }))
+    const score = await scoreCase(candidates, testCase.golden, input.judge)
+    const result: CaseResult = {
+      ...base,
+      key,
+      skipped: null,
+      score,
+      findings: record.findings.length,
+      costUsd: record.usage.costUsd,
+      durationMs: Math.round(performance.now() - started),
+    }
+    // A judge that could not answer leaves the case to be judged again next time.
+    if (score.failures.length === 0) await writeAtomically(stored, JSON.stringify(result, null, 2) + "\n")
+    return result
+  } catch (error) {
+    return {
+      ...base,
+      key,
+      skipped: `the review failed: ${formatError(error)
+        .replace(/^error: /, "")
+        .trim()}`,
+      score: null,
+      durationMs: Math.round(performance.now() - started),
+    }
+  } finally {
+    await writeFile(join(input.outputDir, "cases", `${testCase.id}.run${runIndex}.log`), log.join("")).catch(() => {})
+  }
+}
+
+/**
+ * A case's diff: from the corpus, or a public pull request's `.diff` fetched once and kept in
+ * `diffs/` (a case whose diff cannot be had is skipped, and says why, never scored).
+ */
+async function caseDiff(
+  corpus: Corpus,
+  testCase: CorpusCase,
+  cacheDir: string,
+): Promise<{ ok: true; diff: string } | { ok: false; why: string }> {
+  const source = testCase.diff
+  if (source.kind === "file") {
+    const diff = await readCorpusDiff(corpus, testCase)
+    return diff === null ? { ok: false, why: `its diff file ${source.path} cannot be read` } : { ok: true, diff }
+  }
+  if (source.kind === "git") return { ok: false, why: "git-range cases are not read by this version yet" }
+  const cached = join(cacheDir, `${testCase.id}.diff`)
+  const kept = await readFile(cached, "utf8").catch(() => null)
+  if (kept !== null) return { ok: true, diff: kept }
+  // github.com and GitLab both serve a pull (merge) request's diff at its address plus `.diff`.
+  const url = `${source.url.replace(/\/+$/, "")}.diff`
+  try {
+    const answer = await fetch(url, { signal: AbortSignal.timeout(30_000), redirect: "follow" })
+    if (!answer.ok) return { ok: false, why: `its diff could not be fetched: ${url} answered HTTP ${answer.status}` }
+    const diff = await answer.text()
+    if (!/^diff --git /m.test(diff)) return { ok: false, why: `${url} did not answer with a diff` }
+    await mkdir(cacheDir, { recursive: true })
+    await writeAtomically(cached, diff)
+    return { ok: true, diff }
+  } catch (error) {
+    return {
+      ok: false,
+      why: `its diff could not be fetched from ${url}: ${error instanceof Error ? error.message : String(error)}`,
+    }
+  }
+}
+
+function caseById(cases: readonly CorpusCase[], id: string): CorpusCase {
+  return cases.find((candidate) => candidate.id === id)!
+}
+
+// Each tier's chain and every reviewer's own model: what the review's results depend on.
+function modelChains(config: Config): Record<string, string[]> {
+  const chains: Record<string, string[]> = { ...config.models }
+  for (const [name, settings] of Object.entries(config.reviewers)) if (settings.model) chains[name] = settings.model
+  return chains
+}
+
+async function hashPrompts(): Promise<string> {
+  const dir = findAssets().promptsDir
+  const names = (await readdir(dir)).sort()
+  const parts = await Promise.all(names.map(async (name) => `${name}\0${await readFile(join(dir, name), "utf8")}`))
+  return hashText(parts.join("\0"))
+}
+
+async function readConfig(file: string, io: Io): Promise<Config> {
+  const read = parseConfigText(await readFile(file, "utf8"), file)
+  for (const warning of read.warnings) io.stderr(`warning: ${file}: ${warning}\n`)
+  return applyModelEnv(read.config ?? resolveConfig({}), io.env)
+}
+
+async function writeAtomically(path: string, text: string): Promise<void> {
+  const temporary = `${path}.${process.pid}.tmp`
+  await writeFile(temporary, text)
+  await rename(temporary, path)
+}
+
+function corpusDirectory(values: ReturnType<typeof parseFlags>, io: Io): string {
+  if (values.demo) {
+    if (values.corpus !== undefined)
+      throw new CliUsageError(
+        "--demo brings its own corpus; for another replay corpus use --corpus DIR --replay",
+        "eval",
+      )
+    return bundledCorpusDirectory("demo")
+  }
+  const name = values.corpus ?? "martian"
+  return (bundledCorpora as readonly string[]).includes(name)
+    ? bundledCorpusDirectory(name as (typeof bundledCorpora)[number])
+    : resolve(io.cwd, name)
+}
+
+function parseFlags(args: string[]) {
+  try {
+    return parseArgs({ args, options, allowPositionals: false, strict: true }).values
+  } catch (error) {
+    throw new CliUsageError((error as Error).message, "eval")
+  }
+}
+
+function positive(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined
+  const number = Number(value)
+  if (!Number.isInteger(number) || number < 1)
+    throw new CliUsageError(`${flag} must be a whole number of 1 or more`, "eval")
+  return number
+}
+
+function describeCase(result: CaseResult): string {
+  const name = `${result.id}${result.run > 1 ? ` (run ${result.run})` : ""}`
+  if (result.skipped !== null || result.score === null) return `${name}: skipped, ${result.skipped}`
+  const score = result.score
+  if (result.cached)
+    return `${name}: as stored by an earlier run (${score.matched.length} found, ${score.missed.length} missed, ${score.spurious.length} spurious)`
+  return `${name}: ${result.findings} findings; ${score.matched.length} found, ${score.missed.length} missed, ${score.spurious.length} spurious (${(result.durationMs / 1000).toFixed(1)} s, ${result.costUsd.toFixed(2)} USD)`
+}
+
+const percent = (value: number | null) => (value === null ? "—" : `${(value * 100).toFixed(1)}`)
+
+/** The readable report: the score table, the spread over runs, the published table, each case. */
+export function renderReport(report: EvalReport): string {
+  const { score } = report
+  const row = (name: string, metrics: Metrics) =>
+    `| ${name} | ${percent(metrics.precision)} | ${percent(metrics.recall)} | ${percent(metrics.f1)} | ${metrics.tp} | ${metrics.fp} | ${metrics.fn} |`
+  const lines = [
+    `# Review quality on ${report.corpus}`,
+    "",
+    `${score.scored} of ${score.cases} cases scored, judge ${report.judgeModel}, ${report.runs} run${report.runs === 1 ? "" : "s"}.`,
+    "",
+    "| | precision | recall | F1 | found | spurious | missed |",
+    "|---|---|---|---|---|---|---|",
+    row("**overall**", score.overall),
+    ...Object.entries(score.bySeverity).map(([severity, metrics]) => row(severity, metrics)),
+    ...Object.entries(score.byRepository).map(([repository, metrics]) => row(repository, metrics)),
+    "",
+    `Findings per review ${score.findingsPerReview === null ? "—" : score.findingsPerReview.toFixed(2)}; cost ${report.costUsd.toFixed(2)} USD in all; ${(report.durationMs / 1000).toFixed(1)} s.`,
+  ]
+  if (report.runs > 1) {
+    const f1 = report.perRun.map((metrics) => metrics.f1).filter((value): value is number => value !== null)
+    if (f1.length > 0)
+      lines.push(`F1 over ${report.runs} runs: ${percent(Math.min(...f1))} to ${percent(Math.max(...f1))}.`)
+  }
+  if (report.published) {
+    lines.push(
+      "",
+      "Published results of the benchmark (same judge):",
+      "",
+      "| tool | precision | recall | F1 |",
+      "|---|---|---|---|",
+    )
+    for (const tool of report.published)
+      lines.push(`| ${tool.tool} | ${percent(tool.precision)} | ${percent(tool.recall)} | ${percent(tool.f1)} |`)
+  }
+  const skipped = report.cases.filter((result) => result.skipped !== null)
+  if (skipped.length > 0) {
+    lines.push("", `Not scored (${skipped.length}):`, "")
+    for (const result of skipped) lines.push(`- \`${result.id}\`: ${result.skipped}`)
+  }
+  lines.push("", "## Cases", "")
+  for (const result of report.cases.filter((entry) => entry.score)) {
+    const caseScore = result.score!
+    lines.push(`### ${result.id}${report.runs > 1 ? ` (run ${result.run})` : ""}`, "")
+    for (const match of caseScore.matched) lines.push(`- found: ${oneLine(match.golden.text)}`)
+    for (const missed of caseScore.missed) lines.push(`- missed: ${oneLine(missed.text)}`)
+    for (const spurious of caseScore.spurious) lines.push(`- spurious: ${oneLine(spurious.text)}`)
+    lines.push("")
+  }
+  return lines.join("\n")
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim().slice(0, 200)
+}
+
+export const evalHelp = `Usage: opencode-reviewer eval [--demo | --corpus NAME|DIR] [options]
+
+Replays a corpus of changes with known problems through the real review pipeline (nothing is
+posted) and scores the findings against the corpus's golden comments: precision, recall and F1
+overall, per severity and per repository, findings per review, cost and time. Writes eval.json and
+eval.md; each case's result is kept, so a run that was stopped picks up where it stopped.
+
+  --demo                  the bundled demo corpus, a replay model and a replay judge: offline, no keys
+  --replay                use the corpus's replay.json as the model and the judge (how --demo runs)
+  --corpus NAME|DIR       a bundled corpus (${bundledCorpora.join(", ")}) or a corpus directory (docs/eval.md)
+  --limit N               the first N cases only
+  --concurrency N         cases reviewed at once (default 1)
+  --runs N                review every case N times and report the spread
+  --judge-model MODEL     the judge's model (provider/model)
+  --config FILE           the review configuration (models, reviewers)
+  --output-dir DIR        where eval.json, eval.md and the cases go (default .opencode-reviewer/eval/<corpus>)
+  --json                  print eval.json instead of the report
+  -v, --verbose           debug logs on stderr
+`

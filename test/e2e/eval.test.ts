@@ -1,0 +1,195 @@
+import { cp, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { bundledCorpusDirectory } from "@opencode-reviewer/eval"
+import { gitEnv } from "@opencode-reviewer/testkit"
+import { main } from "opencode-reviewer"
+import { afterEach, describe, expect, test } from "vitest"
+import type { EvalReport } from "../../packages/cli/src/eval"
+import { cleanUp, cleanups } from "./harness"
+
+// `opencode-reviewer eval` end to end: every case goes through the real pipeline (plan, the real
+// opencode binary, the runtime plugin, the comment server) against a replay model, and is scored by
+// the benchmark's matching with a replay judge. The numbers come from the findings the pipeline
+// produced; the corpora here are built so the right answer is known.
+
+afterEach(cleanUp)
+
+const cliBin = fileURLToPath(new URL("../../packages/cli/bin/opencode-reviewer.ts", import.meta.url))
+
+async function scratch(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix))
+  cleanups.push(() => rm(dir, { recursive: true, force: true }))
+  return dir
+}
+
+async function evaluate(args: string[], cwd: string) {
+  let stdout = ""
+  let stderr = ""
+  const code = await main({
+    argv: ["eval", ...args],
+    env: { ...gitEnv(cwd) },
+    cwd,
+    stdout: (chunk) => void (stdout += chunk),
+    stderr: (chunk) => void (stderr += chunk),
+    stdin: async () => new Uint8Array(),
+    execPath: process.execPath,
+  })
+  const report = await readFile(join(cwd, "out", "eval.json"), "utf8").then(
+    (text) => JSON.parse(text) as EvalReport,
+    () => null,
+  )
+  return { code, stdout, stderr, report }
+}
+
+/** The demo corpus copied, with other findings for the replay model (the verdicts stay). */
+async function corpusWith(findings: Record<string, object[]>, extraCases: object[] = []): Promise<string> {
+  const dir = join(await scratch("ocr-eval-corpus-"), "corpus")
+  await cp(bundledCorpusDirectory("demo"), dir, { recursive: true })
+  const replay = JSON.parse(await readFile(join(dir, "replay.json"), "utf8")) as { findings: object }
+  await writeFile(join(dir, "replay.json"), JSON.stringify({ ...replay, findings }))
+  for (const extra of extraCases) {
+    const { id } = extra as { id: string }
+    await writeFile(join(dir, "cases", `${id}.json`), JSON.stringify(extra))
+  }
+  return dir
+}
+
+const finding = (title: string, file: string, line: number, severity = "critical") => ({
+  severity,
+  file,
+  line,
+  category: "security",
+  title,
+  body: `${title}, in a few words.`,
+})
+
+describe("opencode-reviewer eval", () => {
+  test("--demo prints precision, recall and F1 of the pipeline's findings; a second run reuses every case", async () => {
+    const cwd = await scratch("ocr-eval-demo-")
+    const first = await evaluate(["--demo", "--output-dir", "out"], cwd)
+    expect(first.code, first.stderr).toBe(0)
+    // The replay reviewer finds the SQL injection and the logged token, misses the LIMIT and the
+    // page range, and adds one naming remark: 2 found, 1 spurious, 2 missed.
+    expect(first.stdout).toContain("| **overall** | 66.7 | 50.0 | 57.1 | 2 | 1 | 2 |")
+    const byId = Object.fromEntries(first.report!.cases.map((result) => [result.id, result.score!]))
+    expect(byId["users-sql"]!.matched.map((match) => match.golden.severity)).toEqual(["critical"])
+    expect(byId["users-sql"]!.spurious.map((candidate) => candidate.text)).toEqual([
+      expect.stringContaining("Name the function findUsers"),
+    ])
+    expect(byId["page-range"]!.missed).toHaveLength(1)
+    expect(first.report!.costUsd).toBeGreaterThan(0)
+    expect(await readFile(join(cwd, "out", "eval.md"), "utf8")).toContain(
+      "- missed: Each page returns one item too many",
+    )
+
+    const again = await evaluate(["--demo", "--output-dir", "out"], cwd)
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.stderr.match(/as stored by an earlier run/g)).toHaveLength(3)
+    expect(again.report!.score.overall).toEqual(first.report!.score.overall)
+  })
+
+  test("a perfect reviewer scores 1.0, a silent one 0 recall, a noisy one the precision its noise gives", async () => {
+    const sql = finding("SQL injection through the search text", "src/users.ts", 8)
+    const token = finding("The session token is logged", "src/session.ts", 2)
+    const limit = finding("LIMIT after loading every row", "src/users.ts", 9, "warning")
+    const page = finding("One item too many per page", "src/page.ts", 4, "warning")
+    const noise = (n: number) => finding(`Unrelated remark ${n}`, "src/users.ts", 7, "suggestion")
+    const verdicts = [
+      ["The search text is interpolated", sql.title],
+      ["The session token is written", token.title],
+      ["The limit is applied after", limit.title],
+      ["Each page returns one item", page.title],
+    ]
+    const corpus = async (findings: Record<string, object[]>) => {
+      const dir = await corpusWith(findings)
+      const golden = (await readdir(join(dir, "cases"))).map(
+        async (name) =>
+          (JSON.parse(await readFile(join(dir, "cases", name), "utf8")) as { golden: { text: string }[] }).golden,
+      )
+      const texts = (await Promise.all(golden)).flat().map((entry) => entry.text)
+      const replay = JSON.parse(await readFile(join(dir, "replay.json"), "utf8")) as object
+      await writeFile(
+        join(dir, "replay.json"),
+        JSON.stringify({
+          ...replay,
+          verdicts: verdicts.map(([start, title]) => ({
+            golden: texts.find((text) => text.startsWith(start!))!,
+            title,
+            match: true,
+          })),
+        }),
+      )
+      return dir
+    }
+    const scoreOf = async (findings: Record<string, object[]>) => {
+      const cwd = await scratch("ocr-eval-known-")
+      const run = await evaluate(
+        ["--corpus", await corpus(findings), "--replay", "--concurrency", "2", "--output-dir", "out"],
+        cwd,
+      )
+      expect(run.code, run.stderr).toBe(0)
+      return run.report!.score.overall
+    }
+
+    expect(await scoreOf({ "users-sql": [sql, limit], "token-log": [token], "page-range": [page] })).toEqual({
+      tp: 4,
+      fp: 0,
+      fn: 0,
+      precision: 1,
+      recall: 1,
+      f1: 1,
+    })
+    expect(await scoreOf({})).toMatchObject({ tp: 0, fp: 0, fn: 4, precision: null, recall: 0, f1: 0 })
+    const noisy = await scoreOf({ "users-sql": [sql, noise(1), noise(2)], "page-range": [noise(3)] })
+    expect(noisy).toMatchObject({ tp: 1, fp: 3, fn: 3, precision: 0.25, recall: 0.25 })
+  })
+
+  test("a pull request whose diff cannot be fetched is reported as skipped, never scored", async () => {
+    const unreachable = {
+      id: "unreachable-pr",
+      repository: "acme/api",
+      title: "A change we cannot fetch",
+      diff: { kind: "pull-request", url: "https://127.0.0.1:9/acme/api/pull/12" },
+      golden: [{ text: "Something is wrong.", severity: "warning" }],
+    }
+    const dir = await corpusWith({}, [unreachable])
+    const cwd = await scratch("ocr-eval-fetch-")
+    const run = await evaluate(["--corpus", dir, "--replay", "--output-dir", "out"], cwd)
+    expect(run.code, run.stderr).toBe(0)
+    const skipped = run.report!.cases.find((result) => result.id === "unreachable-pr")!
+    expect(skipped.score).toBeNull()
+    expect(skipped.skipped).toContain("its diff could not be fetched from https://127.0.0.1:9/acme/api/pull/12.diff")
+    expect(run.report!.score.scored).toBe(3)
+    expect(run.stdout).toContain("Not scored (1):")
+  })
+
+  test("after a kill, the next run reviews only the cases that had not finished", async () => {
+    const cwd = await scratch("ocr-eval-resume-")
+    const child = Bun.spawn([process.execPath, cliBin, "eval", "--demo", "--output-dir", "out"], {
+      cwd,
+      env: { ...gitEnv(cwd), PWD: cwd },
+      stdout: "ignore",
+      stderr: "pipe",
+    })
+    const casesDir = join(cwd, "out", "cases")
+    const finished = async () =>
+      (await readdir(casesDir).catch(() => [] as string[])).filter((name) => /\.run1\.json$/.test(name))
+    const deadline = Date.now() + 60_000
+    while ((await finished()).length === 0 && Date.now() < deadline) await Bun.sleep(100)
+    child.kill("SIGTERM")
+    await child.exited
+    const done = await finished()
+    expect(done.length).toBeGreaterThanOrEqual(1)
+    expect(done.length).toBeLessThan(3)
+    const stamps = await Promise.all(done.map(async (name) => (await stat(join(casesDir, name))).mtimeMs))
+
+    const resumed = await evaluate(["--demo", "--output-dir", "out"], cwd)
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(resumed.stderr.match(/as stored by an earlier run/g)).toHaveLength(done.length)
+    expect(await Promise.all(done.map(async (name) => (await stat(join(casesDir, name))).mtimeMs))).toEqual(stamps)
+    expect(resumed.report!.cases).toHaveLength(3)
+    expect(resumed.stdout).toContain("| **overall** | 66.7 | 50.0 | 57.1 |")
+  })
+})
