@@ -85,7 +85,8 @@ describe("the npm package", () => {
     expect(published.dependencies).toEqual({ "opencode-ai": manifest.dependencies["opencode-ai"] })
     expect(published.version).toBe(manifest.version)
     expect(published.main).toBe("./lib/fullreview-plugin.js")
-    expect((await readdir(pkg)).sort()).toEqual(["LICENSE", "README.md", "lib", "package.json"])
+    expect((await readdir(pkg)).sort()).toEqual(["LICENSE", "README.md", "corpora", "lib", "package.json"])
+    expect((await readdir(join(pkg, "corpora"))).sort()).toEqual(["demo", "martian"])
     expect((await readdir(join(pkg, "lib"))).sort()).toEqual([
       "cli.js",
       "comment-server.js",
@@ -165,6 +166,12 @@ describe("the npm package", () => {
     expect(fake.state.reviewComments.filter(bot)).toEqual([
       expect.objectContaining({ path: sqlFinding.file, line: sqlFinding.line }),
     ])
+  }, 120_000)
+
+  test("eval --demo measures the replay reviewer from the installed package, offline and without keys", async () => {
+    const run = await bunx(["eval", "--demo", "--output-dir", join(fresh, "eval")])
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout).toMatch(/\| \*\*overall\*\* \| 66\.7 \| 50\.0 \| 57\.1 \|/)
   }, 120_000)
 
   test("runs /fullreview with the one documented setup step: the package as an npm plugin spec", async () => {

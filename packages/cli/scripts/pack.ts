@@ -1,6 +1,6 @@
 // Builds the publishable npm package: one self-contained Bun bundle per entry point (the CLI, the
 // MCP comment server, the OpenCode runtime plugin, the /fullreview plugin), the prompts and the demo
-// change beside them, and a package.json whose only dependency is opencode-ai (it brings the
+// change beside them, the eval corpora, and a package.json whose only dependency is opencode-ai (it brings the
 // opencode binary). Writes dist/package/ and dist/opencode-reviewer-<version>.tgz.
 //
 //   bun run pack            build and pack
@@ -55,6 +55,9 @@ for (const entry of entries) {
 }
 await cp(join(root, "prompts"), join(lib, "prompts"), { recursive: true })
 await cp(join(cliDir, "demo"), join(lib, "demo"), { recursive: true })
+// The eval corpora (the demo's and the Martian benchmark's, with its licence): the bundled eval code
+// finds them at ../corpora beside lib/ (packages/eval/src/load.ts, bundledCorpusDirectory).
+await cp(join(root, "packages/eval/corpora"), join(out, "corpora"), { recursive: true })
 await cp(join(root, "LICENSE"), join(out, "LICENSE"))
 await cp(join(cliDir, "README.md"), join(out, "README.md"))
 
@@ -69,7 +72,7 @@ const published = {
   // `"plugin": ["opencode-reviewer"]` in opencode.json loads `main`: the /fullreview plugin.
   main: "./lib/fullreview-plugin.js",
   exports: { ".": "./lib/fullreview-plugin.js", "./package.json": "./package.json" },
-  files: ["lib/", "LICENSE", "README.md"],
+  files: ["lib/", "corpora/", "LICENSE", "README.md"],
   engines: { bun: ">=1.3.0" },
   dependencies: { "opencode-ai": manifest.dependencies["opencode-ai"] },
 }
