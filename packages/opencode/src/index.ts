@@ -40,6 +40,19 @@ export {
 } from "./events"
 export { ModelId, modelIdPattern, modelIdSchema, splitModelId } from "./model-id"
 export type { Hooks, LogEntry, LogLevel, Plugin, PluginInput } from "./plugin"
+export {
+  type PromptAnswer,
+  type PromptInput,
+  PromptModelError,
+  PromptRequestError,
+  type PromptServer,
+  type PromptServerOptions,
+  PromptServerStartError,
+  promptAgentName,
+  promptServerConfig,
+  promptServerEnv,
+  startPromptServer,
+} from "./prompt-server"
 export { type RunOptions, type RunProcess, runArgs, runEnv, spawnRun } from "./run"
 export {
   type AssistantReply,
