@@ -3,11 +3,11 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { bundledCorpusDirectory } from "@opencode-reviewer/eval"
-import { gitEnv } from "@opencode-reviewer/testkit"
+import { findingsReply, gitEnv, startModelServer, text } from "@opencode-reviewer/testkit"
 import { main } from "opencode-reviewer"
 import { afterEach, describe, expect, test } from "vitest"
 import type { EvalReport } from "../../packages/cli/src/eval"
-import { cleanUp, cleanups } from "./harness"
+import { cleanUp, cleanups, judge, specialists } from "./harness"
 
 // `opencode-reviewer eval` end to end: every case goes through the real pipeline (plan, the real
 // opencode binary, the runtime plugin, the comment server) against a replay model, and is scored by
@@ -163,6 +163,71 @@ describe("opencode-reviewer eval", () => {
     expect(skipped.skipped).toContain("its diff could not be fetched from https://127.0.0.1:9/acme/api/pull/12.diff")
     expect(run.report!.score.scored).toBe(3)
     expect(run.stdout).toContain("Not scored (1):")
+  })
+
+  test("with a judge model: each golden comment against each finding is one prompt, its answer decides the match", async () => {
+    const server = await startModelServer()
+    cleanups.push(() => server.close())
+    const dir = await corpusWith({})
+    const findingsFor: Record<string, object[]> = {
+      "users-sql": [finding("SQL injection through the search text", "src/users.ts", 8)],
+      "token-log": [finding("Unrelated remark", "src/session.ts", 1, "suggestion")],
+    }
+    server.rule(
+      (request) => request.model === "code-quality",
+      (request) => {
+        const body = JSON.stringify(request.body)
+        const id = Object.keys(findingsFor).find((key) => body.includes(`/cases/${key}.run`))
+        return findingsReply((id ? findingsFor[id] : []) as never)
+      },
+    )
+    server.rule((request) => request.model === "coordinator", judge)
+    // The judge model: a match only for the SQL pair, said in prose around the JSON it is asked for.
+    server.rule(
+      (request) => request.model === "judge",
+      (request) => {
+        const match = request.lastUser.includes("SQL injection through") && request.lastUser.includes("interpolated")
+        return text(`Looking at both.
+{"reasoning": "same problem or not", "match": ${match}, "confidence": 0.9}`)
+      },
+    )
+    server.rule(
+      () => true,
+      () => findingsReply([]),
+    )
+    const models = ["coordinator", "code-quality", "judge", ...specialists.filter((name) => name !== "code-quality")]
+    const cwd = await scratch("ocr-eval-judge-")
+    await writeFile(
+      join(cwd, "review.json"),
+      JSON.stringify({
+        provider: {
+          fake: {
+            npm: "@ai-sdk/openai-compatible",
+            options: { baseURL: server.url, apiKey: "test-key" },
+            models: Object.fromEntries(
+              models.map((model) => [
+                model,
+                { limit: { context: 200_000, output: 8_000 }, cost: { input: 3, output: 15 } },
+              ]),
+            ),
+          },
+        },
+        models: { top: ["fake/coordinator"], standard: ["fake/coordinator"], light: ["fake/coordinator"] },
+        reviewers: Object.fromEntries(specialists.map((name) => [name, { model: `fake/${name}` }])),
+      }),
+    )
+    const run = await evaluate(
+      ["--corpus", dir, "--config", "review.json", "--judge-model", "fake/judge", "--output-dir", "out"],
+      cwd,
+    )
+    expect(run.code, run.stderr).toBe(0)
+    const judged = server.requests.filter((request) => request.model === "judge")
+    // users-sql: 2 golden × 1 finding; token-log: 1 × 1; page-range: no finding, nothing to judge.
+    expect(judged).toHaveLength(3)
+    expect(judged.every((request) => request.tools.length === 0)).toBe(true)
+    expect(run.report!.score.overall).toMatchObject({ tp: 1, fp: 1, fn: 3 })
+    expect(run.report!.judgeModel).toBe("fake/judge")
+    expect(run.report!.judgeCostUsd).toBeGreaterThan(0)
   })
 
   test("after a kill, the next run reviews only the cases that had not finished", async () => {

@@ -26,9 +26,10 @@ import { startModelServer } from "@opencode-reviewer/testkit"
 import pLimit from "p-limit"
 import { findAssets } from "./assets"
 import { CliUsageError, formatError } from "./errors"
+import { startModelJudge } from "./eval-judge"
 import { loadReplay } from "./eval-replay"
 import { finishReview } from "./finish"
-import type { Io } from "./io"
+import { type Io, readText } from "./io"
 import { prepare } from "./prepare"
 import { runReview } from "./run"
 
@@ -79,7 +80,9 @@ export interface EvalReport {
   score: RunScore
   /** Each run's overall score, for the spread. */
   perRun: Metrics[]
+  /** What the reviews cost (the judge's calls are judgeCostUsd). */
   costUsd: number
+  judgeCostUsd: number
   durationMs: number
   /** The benchmark's published results with the same judge, when the corpus has them. */
   published: { tool: string; precision: number | null; recall: number | null; f1: number | null }[] | null
@@ -104,11 +107,14 @@ export async function evaluate(args: string[], io: Io): Promise<number> {
   await mkdir(join(outputDir, "cases"), { recursive: true })
 
   const scratch = await mkdtemp(join(tmpdir(), "opencode-reviewer-eval-"))
+  let onExit = async () => {}
   const server = values.demo || values.replay ? await startModelServer() : null
   try {
     let judge: Judge
     let judgeModel: string
     let configFile: string
+    let closeJudge = async () => {}
+    let judgeCost = () => 0
     if (values.demo || values.replay) {
       const replay = await loadReplay(corpus)
       replay.script(server!)
@@ -117,11 +123,16 @@ export async function evaluate(args: string[], io: Io): Promise<number> {
       configFile = join(scratch, "opencode-reviewer.json")
       await writeFile(configFile, JSON.stringify(replay.config(server!.url)))
     } else {
-      throw new CliUsageError(
-        "eval with a model judge is not in this version yet: run `opencode-reviewer eval --demo`, or score with the packages/eval API",
-        null,
-      )
+      configFile = await reviewConfigFile(values.config ?? io.env.OPENCODE_REVIEWER_CONFIG, scratch, io)
+      const reviewConfig = await readConfig(configFile, io)
+      // The benchmark judges with one strong model; without --judge-model, the top tier's first.
+      judgeModel = values["judge-model"] ?? reviewConfig.models.top[0]!
+      const model = await startModelJudge({ config: reviewConfig, model: judgeModel, workDir: scratch, io })
+      judge = model.judge
+      closeJudge = model.close
+      judgeCost = model.costUsd
     }
+    onExit = closeJudge
     const config = await readConfig(configFile, io)
     const promptHash = await hashPrompts()
     const started = performance.now()
@@ -169,6 +180,7 @@ export async function evaluate(args: string[], io: Io): Promise<number> {
         (_, index) => scored(results.filter((result) => result.run === index + 1)).overall,
       ),
       costUsd: results.reduce((sum, result) => sum + result.costUsd, 0),
+      judgeCostUsd: judgeCost(),
       durationMs: Math.round(performance.now() - started),
       // Published as percentages; ours are fractions.
       published: published
@@ -187,6 +199,7 @@ export async function evaluate(args: string[], io: Io): Promise<number> {
     io.stderr(`eval: eval.json and eval.md are in ${outputDir}\n`)
     return report.score.scored > 0 ? 0 : 1
   } finally {
+    await onExit().catch(() => {})
     await server?.close()
     await rm(scratch, { recursive: true, force: true })
   }
@@ -351,6 +364,27 @@ async function hashPrompts(): Promise<string> {
   return hashText(parts.join("\0"))
 }
 
+// --config (or OPENCODE_REVIEWER_CONFIG) must exist; without either, ./opencode-reviewer.json when
+// there is one, else the built-in defaults (written out, since every case's review reads a file).
+async function reviewConfigFile(explicit: string | undefined, scratch: string, io: Io): Promise<string> {
+  if (explicit !== undefined && explicit !== "") {
+    const path = resolve(io.cwd, explicit)
+    await readText(path, "config file")
+    return path
+  }
+  const local = resolve(io.cwd, "opencode-reviewer.json")
+  if (
+    await readFile(local).then(
+      () => true,
+      () => false,
+    )
+  )
+    return local
+  const defaults = join(scratch, "opencode-reviewer.json")
+  await writeFile(defaults, "{}\n")
+  return defaults
+}
+
 async function readConfig(file: string, io: Io): Promise<Config> {
   const read = parseConfigText(await readFile(file, "utf8"), file)
   for (const warning of read.warnings) io.stderr(`warning: ${file}: ${warning}\n`)
@@ -421,7 +455,7 @@ export function renderReport(report: EvalReport): string {
     ...Object.entries(score.bySeverity).map(([severity, metrics]) => row(severity, metrics)),
     ...Object.entries(score.byRepository).map(([repository, metrics]) => row(repository, metrics)),
     "",
-    `Findings per review ${score.findingsPerReview === null ? "—" : score.findingsPerReview.toFixed(2)}; cost ${report.costUsd.toFixed(2)} USD in all; ${(report.durationMs / 1000).toFixed(1)} s.`,
+    `Findings per review ${score.findingsPerReview === null ? "—" : score.findingsPerReview.toFixed(2)}; reviews cost ${report.costUsd.toFixed(2)} USD, the judge ${report.judgeCostUsd.toFixed(2)} USD; ${(report.durationMs / 1000).toFixed(1)} s.`,
   ]
   if (report.runs > 1) {
     const f1 = report.perRun.map((metrics) => metrics.f1).filter((value): value is number => value !== null)
@@ -473,8 +507,9 @@ eval.md; each case's result is kept, so a run that was stopped picks up where it
   --limit N               the first N cases only
   --concurrency N         cases reviewed at once (default 1)
   --runs N                review every case N times and report the spread
-  --judge-model MODEL     the judge's model (provider/model)
-  --config FILE           the review configuration (models, reviewers)
+  --judge-model MODEL     the judge's model (provider/model; default: the config's models.top first)
+  --config FILE           the review configuration: models, reviewers, provider blocks (default
+                          $OPENCODE_REVIEWER_CONFIG, then ./opencode-reviewer.json)
   --output-dir DIR        where eval.json, eval.md and the cases go (default .opencode-reviewer/eval/<corpus>)
   --json                  print eval.json instead of the report
   -v, --verbose           debug logs on stderr
