@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs"
-import { mkdtemp, rm } from "node:fs/promises"
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import {
@@ -11,6 +11,7 @@ import {
   startModelServer,
   statusReply,
   text,
+  toolCall,
 } from "@opencode-reviewer/testkit"
 import { afterAll, beforeAll, describe, expect, test } from "vitest"
 import {
@@ -181,3 +182,53 @@ function groupMembers(group: number): number[] {
   }
   return members
 }
+
+describe("startPromptServer with read-only tools", () => {
+  test("one prompt is a whole turn: the model reads a file, a denied path is refused, the answer is the last text", async () => {
+    const repo = await mkdtemp(join(tmpdir(), "ocr-prompt-tools-"))
+    await writeFile(join(repo, "code.ts"), "export const answer = 42\n")
+    await mkdir(join(repo, ".git"))
+    await writeFile(join(repo, ".git", "config"), "[remote]\n  url = https://token:glpat-secret@example.com/x.git\n")
+    const readOnly = {
+      "*": "deny",
+      read: { "*": "allow", ".git/*": "deny", "*/.git/*": "deny" },
+      grep: "allow",
+      glob: "allow",
+      list: "allow",
+    }
+    const tools = await startPromptServer({
+      binary: findOpencodeBinary(),
+      cwd: repo,
+      env: sandbox.env(),
+      config: config(),
+      permission: readOnly,
+    })
+    try {
+      model.rule(
+        (request) => request.lastUser === "What does code.ts export?" && request.toolResults.length === 0,
+        toolCall("read", { filePath: join(repo, "code.ts") }),
+      )
+      model.rule(
+        (request) => request.lastUser === "What does code.ts export?" && request.toolResults.length === 1,
+        toolCall("read", { filePath: join(repo, ".git", "config") }),
+      )
+      model.rule(
+        (request) => request.lastUser === "What does code.ts export?" && request.toolResults.length === 2,
+        (request) => text(`read: ${request.toolResults.map((result) => result.content).join(" | ")}`),
+      )
+      const answer = await tools.prompt({
+        model: "fake/judge",
+        system: "Read before you answer.",
+        user: "What does code.ts export?",
+      })
+      const turn = model.requests.filter((request) => request.lastUser === "What does code.ts export?")
+      // OpenCode 1.18.33 offers no "list" tool of its own; read, grep and glob are what a reader gets.
+      expect(turn[0]!.tools.sort()).toEqual(["glob", "grep", "read"])
+      expect(answer.text).toContain("export const answer = 42")
+      expect(answer.text).not.toContain("glpat-secret")
+    } finally {
+      await tools.close()
+      await rm(repo, { recursive: true, force: true })
+    }
+  })
+})

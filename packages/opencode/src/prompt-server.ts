@@ -16,6 +16,8 @@ export const promptAgentName = "one_shot_prompt"
 // An agent's prompt replaces OpenCode's long default system prompt, but only when it is not empty
 // (an empty one brings the default back); the caller's system text follows as a system part.
 const promptAgentPrompt = "Answer the message below as the instructions that follow say. You have no tools."
+const promptAgentWithTools =
+  "Answer the message below as the instructions that follow say. Use the tools you have to read what you need first."
 
 // Every permission denied: OpenCode then offers the model no tools at all (denied tools are removed).
 const denyEverything = [{ permission: "*", pattern: "*", action: "deny" }]
@@ -30,6 +32,13 @@ export interface PromptServerOptions {
   env: Record<string, string>
   /** An opencode.json (providers and models); the prompt agent is added to its `agent` block. */
   config: object
+  /**
+   * The prompt agent's tools as an opencode.json `permission` block, e.g. read-only with `.git/*`
+   * denied; by default every tool is denied (then the model is offered none, and each session also
+   * carries a deny-all rule). With tools, one prompt is a whole turn: the model may read and search
+   * before its answer, and the answer is its last message's text.
+   */
+  permission?: Record<string, unknown>
   /** How long to wait for the listening line; 30 s by default. */
   startupTimeoutMs?: number
   /** Receives each line the server prints on stdout and stderr. */
@@ -104,7 +113,7 @@ export class PromptRequestError extends Error {
 }
 
 /** The config the server gets: the caller's, plus the prompt agent and no snapshots unless set. */
-export function promptServerConfig(input: object): Record<string, unknown> {
+export function promptServerConfig(input: object, permission?: Record<string, unknown>): Record<string, unknown> {
   const config = input as Record<string, unknown>
   const agents = isRecord(config.agent) ? config.agent : {}
   return {
@@ -115,23 +124,23 @@ export function promptServerConfig(input: object): Record<string, unknown> {
       ...agents,
       [promptAgentName]: {
         mode: "primary",
-        description: "One-shot prompts without tools",
-        prompt: promptAgentPrompt,
+        description: permission ? "One-shot prompts with the tools allowed below" : "One-shot prompts without tools",
+        prompt: permission ? promptAgentWithTools : promptAgentPrompt,
         // Sent only for models whose config says `temperature: true` (models.dev does for most).
         temperature: 0,
-        permission: { "*": "deny" },
+        permission: permission ?? { "*": "deny" },
       },
     },
   }
 }
 
 /** The environment of `opencode serve`: `env`, then PWD, the config and the quiet settings. */
-export function promptServerEnv(options: Pick<PromptServerOptions, "cwd" | "config" | "env">) {
+export function promptServerEnv(options: Pick<PromptServerOptions, "cwd" | "config" | "env" | "permission">) {
   return {
     ...options.env,
     // OpenCode takes the project directory from PWD, not from the process's cwd (docs/opencode.md, pitfall 1).
     PWD: options.cwd,
-    OPENCODE_CONFIG_CONTENT: JSON.stringify(promptServerConfig(options.config)),
+    OPENCODE_CONFIG_CONTENT: JSON.stringify(promptServerConfig(options.config, options.permission)),
     ...opencodeQuietEnv,
     BUN_JSC_forceRAMSize: options.env.BUN_JSC_forceRAMSize ?? String(2 * 1024 ** 3),
   }
@@ -201,12 +210,12 @@ export async function startPromptServer(options: PromptServerOptions): Promise<P
   return {
     url: outcome.url,
     pid: child.pid,
-    prompt: (input) => prompt(outcome.url, options.cwd, input),
+    prompt: (input) => prompt(outcome.url, options.cwd, input, options.permission === undefined),
     close: closing,
   }
 }
 
-async function prompt(url: string, directory: string, input: PromptInput): Promise<PromptAnswer> {
+async function prompt(url: string, directory: string, input: PromptInput, noTools: boolean): Promise<PromptAnswer> {
   input.signal?.throwIfAborted()
   const { provider, model } = splitModelId(input.model)
   if (!provider) throw new PromptRequestError("prompt", null, `model "${input.model}" is not <provider>/<model>`)
@@ -216,7 +225,10 @@ async function prompt(url: string, directory: string, input: PromptInput): Promi
 
   // A title given means no title request to the small model (docs/opencode.md, pitfall 15); the
   // session's own deny-all rule backs up the agent's.
-  const session = await call("session.create", "/session", { title: "one-shot prompt", permission: denyEverything })
+  const session = await call("session.create", "/session", {
+    title: "one-shot prompt",
+    ...(noTools ? { permission: denyEverything } : {}),
+  })
   const sessionID = isRecord(session) && typeof session.id === "string" ? session.id : null
   if (!sessionID) throw new PromptRequestError("session.create", null, `no session id in ${describe(session)}`)
 
