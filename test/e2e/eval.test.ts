@@ -214,6 +214,8 @@ describe("opencode-reviewer eval", () => {
         },
         models: { top: ["fake/coordinator"], standard: ["fake/coordinator"], light: ["fake/coordinator"] },
         reviewers: Object.fromEntries(specialists.map((name) => [name, { model: `fake/${name}` }])),
+        // The scripted models play no verifier (test/e2e/verify.test.ts covers it).
+        verify: "off",
       }),
     )
     const run = await evaluate(

@@ -172,6 +172,8 @@ export async function createScenario(options: ScenarioOptions = {}): Promise<Sce
     models: { top: coordinator, standard: coordinator, light: coordinator },
     reviewers: Object.fromEntries(specialists.map((name) => [name, { model: `fake/${name}` }])),
     limits: { heartbeatSeconds: 30 },
+    // The scripted models play no verifier; the tests of verified blockers turn it on.
+    verify: "off",
     ...options.config,
   }
   const scratch = await mkdtemp(join(tmpdir(), "ocr-review-e2e-"))

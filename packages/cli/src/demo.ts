@@ -121,6 +121,30 @@ export async function demo(values: Flags, io: Io): Promise<number> {
 function scriptReplayModel(server: ModelServer): void {
   const from = (agent: string) => (request: RecordedRequest) => request.model === `demo-${agent}`
   for (const [name, reply] of Object.entries(reviewerReplies)) server.rule(from(name), reply)
+  // The verifier (the same replay model: the demo's top tier has one) confirms the SQL injection,
+  // quoting the line it read; the warning is not verified (verify: "critical").
+  server.rule(
+    (request) => request.model === "demo-coordinator" && request.system.includes("You verify code review findings"),
+    text(
+      JSON.stringify({
+        verdicts: [
+          {
+            finding: 1,
+            confirmed: true,
+            reason: "the search text is interpolated into the SQL string",
+            evidence: [
+              {
+                file: "src/users.ts",
+                start_line: 17,
+                end_line: 17,
+                quote: "WHERE name LIKE '${search}%' ORDER BY name",
+              },
+            ],
+          },
+        ],
+      }),
+    ),
+  )
   server.rule(from("coordinator"), (request) => {
     if (request.toolResults.length === 0)
       return toolCall(tools.spawnReviewers, {}, { text: "Running the specialists planned for this change." })

@@ -87,6 +87,8 @@ export async function loadReplay(corpus: Corpus): Promise<Replay> {
           agents.filter((name) => name !== "coordinator").map((name) => [name, { model: `replay/replay-${name}` }]),
         ),
         limits: { heartbeatSeconds: 10 },
+        // The replay plays no verifier: the corpus measures the reviewers and the coordinator.
+        verify: "off",
       }
     },
   }

@@ -26,6 +26,7 @@ import { ReviewPublishError, ReviewRunError } from "./errors"
 import type { Io } from "./io"
 import type { Prepared } from "./prepare"
 import type { CoordinatorOutcome } from "./run"
+import { type Verified, verifyFindings } from "./verify"
 
 /** The files a review writes into the output dir; a run removes them first, so none is left from an earlier run. */
 export const reviewOutputs = [
@@ -97,11 +98,13 @@ export async function finishReview(prepared: Prepared, outcome: CoordinatorOutco
   const calls = spawnCalls(outcome.result)
   const reviewers = reviewerOutcomes(calls)
   const breakGlass = prepared.provider.breakGlass?.(prepared.config.breakGlass) ?? null
+  // A critical blocks the merge only once a verifier has confirmed it against the code.
+  const verified = await verifyFindings(prepared, review, io)
   const record = buildReviewRecord({
-    review,
+    review: verified.review,
     plan: planFacts.value,
     reviewers: reviewers.map(({ name, status, error, findings }) => ({ name, status, error, findings })),
-    usage: usageOf(outcome.result, calls, prepared.config),
+    usage: usageOf(outcome.result, calls, prepared.config, verified.usage),
     durationMs: outcome.durationMs,
     breakGlass: breakGlass !== null,
     injectionSuspected: plan.injection.length > 0,
@@ -111,6 +114,7 @@ export async function finishReview(prepared: Prepared, outcome: CoordinatorOutco
     // Findings plugins established by code while planning: facts that join the coordinator's.
     codeFindings: planFacts.value.findings ?? [],
   })
+  attachVerifications(record, verified)
   if (breakGlass)
     record.notes.push(`break glass requested by ${breakGlass.by}${breakGlass.at ? ` at ${breakGlass.at}` : ""}`)
   for (const call of calls) if (call.error) record.notes.unshift(`spawn_reviewers could not run: ${call.error}`)
@@ -155,6 +159,23 @@ async function publish(prepared: Prepared, record: ReviewRecord, io: Io): Promis
   return record
 }
 
+// Each verified finding's verification on its review.json entry (matched by place and title: the
+// record merges code findings in), and the verifier's notes.
+function attachVerifications(record: ReviewRecord, verified: Verified): void {
+  for (const [index, verification] of verified.verifications) {
+    const finding = verified.review.findings[index]!
+    const entry = record.findings.find(
+      (candidate) =>
+        candidate.verification === undefined &&
+        candidate.file === finding.file &&
+        candidate.line === finding.line &&
+        candidate.title === finding.title,
+    )
+    if (entry) entry.verification = verification
+  }
+  record.notes.push(...verified.notes)
+}
+
 function reviewFromText(text: string): Review | null {
   if (!text.includes("<review")) return null
   const parsed = parseReview(text)
@@ -193,8 +214,14 @@ function unjudgedFindings(calls: readonly SpawnMetadata[]): number {
 
 // Every coordinator step and every spawn_reviewers call was paid for, even when the coordinator
 // was retried afterwards; units OpenCode reports no cost for are priced from the config.
-function usageOf(result: CoordinatorResult, calls: readonly SpawnMetadata[], config: Config) {
+function usageOf(
+  result: CoordinatorResult,
+  calls: readonly SpawnMetadata[],
+  config: Config,
+  extra: readonly UsageItem[] = [],
+) {
   const items: UsageItem[] = [
+    ...extra,
     ...result.steps.map((step) => ({ agent: step.agent, model: step.model, tokens: step, costUsd: step.costUsd })),
     ...calls.flatMap((call) =>
       call.reviewers.map((report) => ({

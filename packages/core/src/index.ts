@@ -5,7 +5,15 @@
 export { OpencodeConfig } from "@opencode-reviewer/opencode/config"
 export { assembleConfig } from "./assemble/assemble"
 export type { Config, ConfigResult } from "./config/config"
-export { applyModelEnv, ConfigInput, defaults, ModelTier, parseConfigText, resolveConfig } from "./config/config"
+export {
+  applyModelEnv,
+  ConfigInput,
+  defaults,
+  ModelTier,
+  parseConfigText,
+  resolveConfig,
+  VerifyLevel,
+} from "./config/config"
 export { atOrAbove } from "./judge/decision"
 export { findingFingerprints } from "./judge/fingerprints"
 export { traceLine } from "./judge/line-trace"
@@ -14,6 +22,15 @@ export type { ReviewRecordInput } from "./judge/review-record"
 export { buildReviewRecord, PlanFacts, parsePlanFacts, ReviewFinding, ReviewRecord } from "./judge/review-record"
 export type { ApplicableSuggestion } from "./judge/suggestion"
 export { applicableSuggestion } from "./judge/suggestion"
+export type { Evidence, Verdict } from "./judge/verify"
+export {
+  applyVerdict,
+  checkedEvidence,
+  findingsToVerify,
+  parseVerdicts,
+  Verification,
+  verifierPrompt,
+} from "./judge/verify"
 export type { RequestFailure } from "./model/errors"
 export { ChangeReadError, describe, ReviewError } from "./model/errors"
 export { compareSeverity, Decision, Finding, Severity, severityOrder } from "./model/finding"

@@ -53,6 +53,10 @@ const ProviderBlock = z
   .describe("An OpenCode provider block; passed through to opencode.json unchanged.")
 
 /** The configuration file as users write it (every key optional). */
+/** Which findings a verifier checks before they count (judge/verify.ts): criticals, criticals and warnings, or none. */
+export const VerifyLevel = z.enum(["critical", "warning", "off"])
+export type VerifyLevel = z.infer<typeof VerifyLevel>
+
 export const ConfigInput = z
   .object({
     $schema: z.string().optional().describe("JSON schema reference for editors."),
@@ -253,6 +257,9 @@ export const ConfigInput = z
       .optional()
       .describe('Phrase a human comments on the MR to force approval (default "break glass").'),
     failOn: Decision.optional().describe("Decision at or above which the job exits 2 (default significant_concerns)."),
+    verify: VerifyLevel.optional().describe(
+      'Findings a verifier must confirm, with the lines it read, before they count: "critical" (default), "warning" (criticals and warnings) or "off". Unconfirmed ones are lowered one severity, with a note.',
+    ),
   })
   .describe("opencode-reviewer configuration")
 export type ConfigInput = z.infer<typeof ConfigInput>
@@ -322,6 +329,9 @@ export const defaults = {
   },
   breakGlass: "break glass",
   failOn: "significant_concerns" as Decision,
+  verify: "critical" as VerifyLevel,
+  // Findings one review sends to the verifier at most; the rest are counted as they are, and the review says so.
+  verifyMax: 8,
   timeoutMinutes: 5,
 }
 
@@ -349,6 +359,7 @@ export interface Config {
   maxCostUsd: number | null
   breakGlass: string
   failOn: Decision
+  verify: VerifyLevel
 }
 
 /** Timeouts, concurrency and breaker settings, in the units the config uses. */
@@ -446,6 +457,7 @@ export function resolveConfig(input: ConfigInput): Config {
     maxCostUsd: input.maxCostUsd ?? null,
     breakGlass: input.breakGlass ?? defaults.breakGlass,
     failOn: input.failOn ?? defaults.failOn,
+    verify: input.verify ?? defaults.verify,
   }
 }
 

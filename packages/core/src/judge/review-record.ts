@@ -8,6 +8,7 @@ import { PlanFile, PlanFileAgent, PlanFileEntry, type ProtocolRead, parsePlanFil
 import { assessCoverage, capForCoverage, type UnreadFile } from "./coverage"
 import { decide, injectionLocations, mergeDuplicates } from "./decision"
 import { carryOver, type PreviousFinding } from "./previous-findings"
+import { Verification } from "./verify"
 
 /** Whether a finding is new in this review or was already raised by the previous one. */
 export const FindingStatus = z.enum(["new", "persisting"])
@@ -28,6 +29,8 @@ export const ReviewFinding = z.object({
   thread: z.string().nullable(),
   /** A committable replacement, when the finding came with one (posted only where it applies). */
   suggestion: Finding.shape.suggestion,
+  /** What the verifier said, for findings at or above the `verify` level (judge/verify.ts). */
+  verification: Verification.optional(),
 })
 export type ReviewFinding = z.infer<typeof ReviewFinding>
 
