@@ -3,7 +3,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { bundledCorpusDirectory } from "@opencode-reviewer/eval"
-import { findingsReply, gitEnv, startModelServer, text } from "@opencode-reviewer/testkit"
+import { findingsReply, gitEnv, type RecordedRequest, startModelServer, text } from "@opencode-reviewer/testkit"
 import { main } from "opencode-reviewer"
 import { afterEach, describe, expect, test } from "vitest"
 import type { EvalReport } from "../../packages/cli/src/eval"
@@ -64,6 +64,79 @@ const finding = (title: string, file: string, line: number, severity = "critical
   title,
   body: `${title}, in a few words.`,
 })
+
+/**
+ * An eval of the demo corpus (copied) against a scripted model server: the generalist reviewer
+ * answers `findingsFor` per case, the coordinator keeps every finding, the judge model matches only
+ * the SQL pair, and a verifier (fake/verifier) answers as `verifier` says, when given.
+ */
+async function scriptedEval(
+  findingsFor: Record<string, object[]>,
+  verifier?: (request: RecordedRequest) => ReturnType<typeof text>,
+) {
+  const server = await startModelServer()
+  cleanups.push(() => server.close())
+  const dir = await corpusWith({})
+  server.rule(
+    (request) => request.model === "code-quality",
+    (request) => {
+      const body = JSON.stringify(request.body)
+      const id = Object.keys(findingsFor).find((key) => body.includes(`/cases/${key}.run`))
+      return findingsReply((id ? findingsFor[id] : []) as never)
+    },
+  )
+  server.rule((request) => request.model === "coordinator", judge)
+  // The judge model: a match only for the SQL pair, said in prose around the JSON it is asked for.
+  server.rule(
+    (request) => request.model === "judge",
+    (request) => {
+      const match = request.lastUser.includes("SQL injection through") && request.lastUser.includes("interpolated")
+      return text(`Looking at both.\n{"reasoning": "same problem or not", "match": ${match}, "confidence": 0.9}`)
+    },
+  )
+  if (verifier) server.rule((request) => request.model === "verifier", verifier)
+  server.rule(
+    () => true,
+    () => findingsReply([]),
+  )
+  const models = [
+    "coordinator",
+    "code-quality",
+    "judge",
+    "verifier",
+    ...specialists.filter((name) => name !== "code-quality"),
+  ]
+  const cwd = await scratch("ocr-eval-judge-")
+  await writeFile(
+    join(cwd, "review.json"),
+    JSON.stringify({
+      provider: {
+        fake: {
+          npm: "@ai-sdk/openai-compatible",
+          options: { baseURL: server.url, apiKey: "test-key" },
+          models: Object.fromEntries(
+            models.map((model) => [
+              model,
+              { limit: { context: 200_000, output: 8_000 }, cost: { input: 3, output: 15 } },
+            ]),
+          ),
+        },
+      },
+      models: {
+        top: verifier ? ["fake/coordinator", "fake/verifier"] : ["fake/coordinator"],
+        standard: ["fake/coordinator"],
+        light: ["fake/coordinator"],
+      },
+      reviewers: Object.fromEntries(specialists.map((name) => [name, { model: `fake/${name}` }])),
+      verify: verifier ? "critical" : "off",
+    }),
+  )
+  const run = await evaluate(
+    ["--corpus", dir, "--config", "review.json", "--judge-model", "fake/judge", "--output-dir", "out"],
+    cwd,
+  )
+  return { run, server }
+}
 
 describe("opencode-reviewer eval", () => {
   test("--demo prints precision, recall and F1 of the pipeline's findings; a second run reuses every case", async () => {
@@ -166,62 +239,10 @@ describe("opencode-reviewer eval", () => {
   })
 
   test("with a judge model: each golden comment against each finding is one prompt, its answer decides the match", async () => {
-    const server = await startModelServer()
-    cleanups.push(() => server.close())
-    const dir = await corpusWith({})
-    const findingsFor: Record<string, object[]> = {
+    const { run, server } = await scriptedEval({
       "users-sql": [finding("SQL injection through the search text", "src/users.ts", 8)],
       "token-log": [finding("Unrelated remark", "src/session.ts", 1, "suggestion")],
-    }
-    server.rule(
-      (request) => request.model === "code-quality",
-      (request) => {
-        const body = JSON.stringify(request.body)
-        const id = Object.keys(findingsFor).find((key) => body.includes(`/cases/${key}.run`))
-        return findingsReply((id ? findingsFor[id] : []) as never)
-      },
-    )
-    server.rule((request) => request.model === "coordinator", judge)
-    // The judge model: a match only for the SQL pair, said in prose around the JSON it is asked for.
-    server.rule(
-      (request) => request.model === "judge",
-      (request) => {
-        const match = request.lastUser.includes("SQL injection through") && request.lastUser.includes("interpolated")
-        return text(`Looking at both.
-{"reasoning": "same problem or not", "match": ${match}, "confidence": 0.9}`)
-      },
-    )
-    server.rule(
-      () => true,
-      () => findingsReply([]),
-    )
-    const models = ["coordinator", "code-quality", "judge", ...specialists.filter((name) => name !== "code-quality")]
-    const cwd = await scratch("ocr-eval-judge-")
-    await writeFile(
-      join(cwd, "review.json"),
-      JSON.stringify({
-        provider: {
-          fake: {
-            npm: "@ai-sdk/openai-compatible",
-            options: { baseURL: server.url, apiKey: "test-key" },
-            models: Object.fromEntries(
-              models.map((model) => [
-                model,
-                { limit: { context: 200_000, output: 8_000 }, cost: { input: 3, output: 15 } },
-              ]),
-            ),
-          },
-        },
-        models: { top: ["fake/coordinator"], standard: ["fake/coordinator"], light: ["fake/coordinator"] },
-        reviewers: Object.fromEntries(specialists.map((name) => [name, { model: `fake/${name}` }])),
-        // The scripted models play no verifier (test/e2e/verify.test.ts covers it).
-        verify: "off",
-      }),
-    )
-    const run = await evaluate(
-      ["--corpus", dir, "--config", "review.json", "--judge-model", "fake/judge", "--output-dir", "out"],
-      cwd,
-    )
+    })
     expect(run.code, run.stderr).toBe(0)
     const judged = server.requests.filter((request) => request.model === "judge")
     // users-sql: 2 golden × 1 finding; token-log: 1 × 1; page-range: no finding, nothing to judge.
@@ -230,6 +251,45 @@ describe("opencode-reviewer eval", () => {
     expect(run.report!.score.overall).toMatchObject({ tp: 1, fp: 1, fn: 3 })
     expect(run.report!.judgeModel).toBe("fake/judge")
     expect(run.report!.judgeCostUsd).toBeGreaterThan(0)
+    expect(run.report!.unverifiedScore).toBeNull()
+  })
+
+  test("verified blockers, measured: a spurious critical the verifier rejects raises critical precision", async () => {
+    const { run } = await scriptedEval(
+      {
+        "users-sql": [finding("SQL injection through the search text", "src/users.ts", 8)],
+        "token-log": [finding("Remote code execution in the logger", "src/session.ts", 2)],
+      },
+      // The verifier confirms the SQL injection, quoting the patched line, and rejects the other.
+      (request) => {
+        const numbers = [...request.lastUser.matchAll(/<finding number="(\d+)"[^>]*>\n<title>([^<]*)<\/title>/g)]
+        return text(
+          JSON.stringify({
+            verdicts: numbers.map(([, number, title]) =>
+              title!.startsWith("SQL")
+                ? {
+                    finding: Number(number),
+                    confirmed: true,
+                    reason: "interpolated",
+                    evidence: [
+                      { file: "src/users.ts", start_line: 8, end_line: 8, quote: "WHERE name LIKE '${search}%'" },
+                    ],
+                  }
+                : { finding: Number(number), confirmed: false, reason: "the log line runs nothing" },
+            ),
+          }),
+        )
+      },
+    )
+    expect(run.code, run.stderr).toBe(0)
+    // Criticals: the SQL golden comment found, the logged token's missed; the RCE claim is spurious
+    // and counts as a critical only until the verifier lowers it.
+    expect(run.report!.score.bySeverity.critical).toMatchObject({ tp: 1, fp: 0, precision: 1 })
+    expect(run.report!.unverifiedScore!.bySeverity.critical).toMatchObject({ tp: 1, fp: 1, precision: 0.5 })
+    expect(run.report!.score.overall).toEqual(run.report!.unverifiedScore!.overall)
+    expect(run.stdout).toContain(
+      "critical precision 100.0 with the verifier, 50.0 without it (1 spurious criticals lowered)",
+    )
   })
 
   test("after a kill, the next run reviews only the cases that had not finished", async () => {

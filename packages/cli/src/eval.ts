@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:f
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
-import { applyModelEnv, type Config, parseConfigText, resolveConfig } from "@opencode-reviewer/core"
+import { applyModelEnv, type Config, parseConfigText, resolveConfig, type Severity } from "@opencode-reviewer/core"
 import {
   bundledCorpora,
   bundledCorpusDirectory,
@@ -66,6 +66,11 @@ export interface CaseResult {
   findings: number
   costUsd: number
   durationMs: number
+  /**
+   * The same review scored with the severities the coordinator gave, before the verifier lowered
+   * any (null when it lowered none): what verification changed, measured.
+   */
+  unverified?: CaseScore | null
   /** Taken from an earlier run's stored result (same cache key): nothing was reviewed or judged again. */
   cached?: boolean
 }
@@ -78,6 +83,8 @@ export interface EvalReport {
   cases: CaseResult[]
   /** The score over every run's cases together. */
   score: RunScore
+  /** The same with the severities from before verification, when the verifier lowered any finding. */
+  unverifiedScore: RunScore | null
   /** Each run's overall score, for the spread. */
   perRun: Metrics[]
   /** What the reviews cost (the judge's calls are judgeCostUsd). */
@@ -169,12 +176,16 @@ export async function evaluate(args: string[], io: Io): Promise<number> {
         ),
       )
     const published = await loadPublishedResults(corpus.directory).catch(() => null)
+    const verifiedAny = results.some((result) => result.unverified)
     const report: EvalReport = {
       corpus: corpus.manifest.name,
       judgeModel,
       runs,
       cases: results,
       score: scored(results),
+      unverifiedScore: verifiedAny
+        ? scored(results.map((result) => ({ ...result, score: result.unverified ?? result.score })))
+        : null,
       perRun: Array.from(
         { length: runs },
         (_, index) => scored(results.filter((result) => result.run === index + 1)).overall,
@@ -283,12 +294,21 @@ async function evaluateCase(input: CaseInput): Promise<CaseResult> {
       ...(finding.line === null ? {} : { line: finding.line }),
     }))
     const score = await scoreCase(candidates, testCase.golden, input.judge)
+    // Lowered findings at the severity the coordinator gave: no new judge call, matching ignores severity.
+    const lowered = new Map(
+      record.findings.flatMap((finding, index) =>
+        finding.verification && finding.verification.originalSeverity !== finding.severity
+          ? [[candidates[index]!.text, finding.verification.originalSeverity] as const]
+          : [],
+      ),
+    )
     const result: CaseResult = {
       ...base,
       key,
       skipped: null,
       score,
       findings: record.findings.length,
+      unverified: lowered.size === 0 ? null : withSeverities(score, lowered),
       costUsd: record.usage.costUsd,
       durationMs: Math.round(performance.now() - started),
     }
@@ -307,6 +327,16 @@ async function evaluateCase(input: CaseInput): Promise<CaseResult> {
     }
   } finally {
     await writeFile(join(input.outputDir, "cases", `${testCase.id}.run${runIndex}.log`), log.join("")).catch(() => {})
+  }
+}
+
+function withSeverities(score: CaseScore, severities: ReadonlyMap<string, Severity>): CaseScore {
+  const restore = <T extends { text: string; severity?: Severity | undefined }>(candidate: T): T =>
+    severities.has(candidate.text) ? { ...candidate, severity: severities.get(candidate.text) } : candidate
+  return {
+    ...score,
+    spurious: score.spurious.map(restore),
+    matched: score.matched.map((match) => ({ ...match, candidate: restore(match.candidate) })),
   }
 }
 
@@ -457,6 +487,13 @@ export function renderReport(report: EvalReport): string {
     "",
     `Findings per review ${score.findingsPerReview === null ? "—" : score.findingsPerReview.toFixed(2)}; reviews cost ${report.costUsd.toFixed(2)} USD, the judge ${report.judgeCostUsd.toFixed(2)} USD; ${(report.durationMs / 1000).toFixed(1)} s.`,
   ]
+  if (report.unverifiedScore) {
+    const before = report.unverifiedScore.bySeverity.critical
+    const after = score.bySeverity.critical
+    lines.push(
+      `Verified blockers: critical precision ${percent(after.precision)} with the verifier, ${percent(before.precision)} without it (${before.fp - after.fp} spurious criticals lowered).`,
+    )
+  }
   if (report.runs > 1) {
     const f1 = report.perRun.map((metrics) => metrics.f1).filter((value): value is number => value !== null)
     if (f1.length > 0)
