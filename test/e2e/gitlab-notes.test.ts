@@ -1,9 +1,9 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import type { GitlabFake } from "@opencode-reviewer/testkit"
+import { type GitlabFake, toolCall } from "@opencode-reviewer/testkit"
 import { afterEach, describe, expect, test } from "vitest"
-import { answeringJudge, botNotes, cleanUp, cleanups, gitlabScenario, summaryNotes, threads } from "./harness"
+import { answeringJudge, botNotes, cleanUp, cleanups, gitlabScenario, judge, summaryNotes, threads } from "./harness"
 
 // Talking to the bot on GitLab without a server of ours: a project webhook for comment events posts
 // to the pipeline trigger API, and the triggered pipeline reads the note from TRIGGER_PAYLOAD. The
@@ -90,5 +90,32 @@ describe("talking to the bot on GitLab through TRIGGER_PAYLOAD", () => {
     expect(pushed.stderr).toContain("nothing to do: the trigger payload is a push event")
     expect(scenario.server.requests).toEqual([])
     expect(fake.state.notes.filter((candidate) => candidate.author.bot && candidate.id !== own.id)).toEqual([])
+  })
+})
+
+describe("do not repeat humans", () => {
+  test("a finding a person already raised on the same line gets no second thread, still counts, and the summary says who", async () => {
+    const { scenario, fake, env } = await gitlabScenario()
+    fake.addHumanNote("This concatenates the name into the SQL query.", {
+      author: "alice",
+      position: { newPath: "src/auth/login.ts", newLine: 2 },
+    })
+    // The coordinator keeps every finding and says which comment already raised it, as its prompt lets it.
+    scenario.setReply("fake/coordinator", (request) => {
+      const reply = judge(request)
+      const id = /<mr_comment id=\\"(c\d+)\\"[^>]*file=\\"src\/auth\/login\.ts\\" line=\\"2\\"/.exec(
+        JSON.stringify(request.body),
+      )?.[1]
+      if (!id || reply.type !== "tool" || reply.name !== "review_submit_review") return reply
+      const review = (reply.args as { review: string }).review.replace('line="2"', `line="2" raised_by="${id}"`)
+      return toolCall("review_submit_review", { review })
+    })
+    const run = await scenario.run({ env })
+    expect(run.code, run.stderr).toBe(2)
+    expect(run.record!.findings[0]!.alreadyRaised).toEqual({ author: "alice", file: "src/auth/login.ts", line: 2 })
+    expect(threads(fake).filter((thread) => thread.notes[0]!.author.bot)).toEqual([])
+    const summary = summaryNotes(fake)[0]!.body
+    expect(summary).toContain("Already raised by people, so not posted again (1):")
+    expect(summary).toContain("raised by alice at `src/auth/login.ts:2`")
   })
 })

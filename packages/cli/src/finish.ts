@@ -15,6 +15,7 @@ import {
   type ReviewRecord,
   reportFiles,
   type SpawnMetadata,
+  splitAlreadyRaised,
   tallyUsage,
   tools,
   type UsageItem,
@@ -98,8 +99,10 @@ export async function finishReview(prepared: Prepared, outcome: CoordinatorOutco
   const calls = spawnCalls(outcome.result)
   const reviewers = reviewerOutcomes(calls)
   const breakGlass = prepared.provider.breakGlass?.(prepared.config.breakGlass) ?? null
+  // What a person already said on the change is not said again (checked against the comment's place).
+  const raised = splitAlreadyRaised(review.findings, prepared.change.comments)
   // A critical blocks the merge only once a verifier has confirmed it against the code.
-  const verified = await verifyFindings(prepared, review, io)
+  const verified = await verifyFindings(prepared, { ...review, findings: raised.kept }, io)
   const record = buildReviewRecord({
     review: verified.review,
     plan: planFacts.value,
@@ -115,6 +118,18 @@ export async function finishReview(prepared: Prepared, outcome: CoordinatorOutco
     codeFindings: planFacts.value.findings ?? [],
   })
   attachVerifications(record, verified)
+  for (const [index, by] of raised.raised) {
+    const finding = verified.review.findings[index]!
+    const entry = record.findings.find(
+      (candidate) =>
+        candidate.alreadyRaised === undefined &&
+        candidate.file === finding.file &&
+        candidate.line === finding.line &&
+        candidate.title === finding.title,
+    )
+    if (entry) entry.alreadyRaised = by
+  }
+  record.notes.push(...raised.notes)
   if (breakGlass)
     record.notes.push(`break glass requested by ${breakGlass.by}${breakGlass.at ? ` at ${breakGlass.at}` : ""}`)
   for (const call of calls) if (call.error) record.notes.unshift(`spawn_reviewers could not run: ${call.error}`)

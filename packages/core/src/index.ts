@@ -14,6 +14,8 @@ export {
   resolveConfig,
   VerifyLevel,
 } from "./config/config"
+export type { RaisedBy, RaisedSplit } from "./judge/already-raised"
+export { raisedLineWindow, splitAlreadyRaised } from "./judge/already-raised"
 export { atOrAbove } from "./judge/decision"
 export { findingFingerprints } from "./judge/fingerprints"
 export { traceLine } from "./judge/line-trace"

@@ -313,7 +313,13 @@ function humanComments(
       .map((comment) => ({
         id: comment.id,
         kind: "review" as const,
-        comment: { author: comment.user?.login ?? "ghost", createdAt: comment.created_at, body: comment.body },
+        comment: {
+          author: comment.user?.login ?? "ghost",
+          createdAt: comment.created_at,
+          body: comment.body,
+          // Where it sits (null once outdated), so the coordinator can tell a finding a person already raised.
+          ...(comment.line ? { file: comment.path, line: comment.line } : {}),
+        },
       })),
   ].sort((a, b) => (a.comment.createdAt ?? "").localeCompare(b.comment.createdAt ?? ""))
 }

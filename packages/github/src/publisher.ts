@@ -176,6 +176,7 @@ export async function publishReview(input: PublishInput): Promise<GithubPublishR
   // (a) findings: earlier threads continued, the rest prepared as inline comments.
   const fingerprints = findingFingerprints(record.findings)
   const inline: InlineFinding[] = []
+  const raised: ReviewFinding[] = []
   const unanchored: { finding: ReviewFinding; reason: string }[] = []
   const toSummary = (finding: ReviewFinding, reason: string) => {
     unanchored.push({ finding, reason })
@@ -228,6 +229,11 @@ export async function publishReview(input: PublishInput): Promise<GithubPublishR
       continue
     }
 
+    // A person's comment raised it already: no second comment, the summary says who.
+    if (finding.alreadyRaised) {
+      raised.push(finding)
+      continue
+    }
     const suggestion = postableSuggestion(finding, state.files, "github", (found) =>
       ["```suggestion", ...found.lines, "```"].join("\n"),
     )
@@ -287,6 +293,7 @@ export async function publishReview(input: PublishInput): Promise<GithubPublishR
     record,
     inline,
     unanchored,
+    raised,
     unreviewed: state.unreviewed,
     platform,
     resolvedThreads: result.threads.resolved.length,

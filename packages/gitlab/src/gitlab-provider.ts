@@ -420,7 +420,15 @@ function humanNotesOf(discussions: Discussion[], bot: ApiUser): ApiNote[] {
 }
 
 function commentOf(note: ApiNote): MergeRequestComment {
-  return { author: note.author.username, createdAt: note.created_at ?? null, body: note.body }
+  const file = note.position?.new_path ?? undefined
+  const line = note.position?.new_line ?? undefined
+  return {
+    author: note.author.username,
+    createdAt: note.created_at ?? null,
+    body: note.body,
+    // A note on the diff says where: the coordinator then tells whether it already raised a finding.
+    ...(file && line ? { file, line } : {}),
+  }
 }
 
 // The notes the coordinator reads; a question that started the run is marked, so it is the one

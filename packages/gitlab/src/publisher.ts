@@ -193,6 +193,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
   // The same identity as the Code Quality and SARIF reports: a thread and a report entry are one finding.
   const fingerprints = findingFingerprints(record.findings)
   const inline: InlineFinding[] = []
+  const raised: ReviewFinding[] = []
   const unanchored: { finding: ReviewFinding; reason: string }[] = []
   const toSummary = (finding: ReviewFinding, reason: string) => {
     unanchored.push({ finding, reason })
@@ -242,6 +243,11 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
       continue
     }
 
+    // A person's comment raised it already: no second thread, the summary says who.
+    if (finding.alreadyRaised) {
+      raised.push(finding)
+      continue
+    }
     const anchor = anchorFinding(state.files, finding, refs)
     if (!anchor.ok) {
       toSummary(finding, anchor.reason)
@@ -310,6 +316,7 @@ export async function publishReview(input: PublishInput): Promise<PublishResult>
     record,
     inline,
     unanchored,
+    raised,
     unreviewed: state.unreviewed,
     platform,
     resolvedThreads: result.threads.resolved.length,

@@ -31,6 +31,8 @@ export const ReviewFinding = z.object({
   suggestion: Finding.shape.suggestion,
   /** What the verifier said, for findings at or above the `verify` level (judge/verify.ts). */
   verification: Verification.optional(),
+  /** A person's comment on the diff had already raised it (judge/already-raised.ts): not posted again as a thread. */
+  alreadyRaised: z.object({ author: z.string(), file: z.string(), line: z.number().int() }).optional(),
 })
 export type ReviewFinding = z.infer<typeof ReviewFinding>
 

@@ -47,6 +47,11 @@ export const Finding = z.object({
   thread: z.string().min(1).optional(),
   /** A committable replacement for the finding's lines; posted only where it applies (judge/suggestion.ts). */
   suggestion: Suggestion.optional(),
+  /**
+   * The coordinator's claim that a person's comment on the change (`<mr_comment id>`) already raised
+   * this problem: then it is not posted again (judge/already-raised.ts checks the place first).
+   */
+  raisedBy: z.string().min(1).optional(),
 })
 export type Finding = z.infer<typeof Finding>
 

@@ -24,6 +24,9 @@ export interface MergeRequestComment {
   body: string
   /** The comment that started this run asks the bot a question: the coordinator answers it. */
   asked?: boolean
+  /** Where a comment on the diff sits (new-side line); absent for comments on the conversation. */
+  file?: string
+  line?: number
 }
 
 /** A note in one of the bot's threads: the bot's own (`bot: true`) or a human's reply (untrusted). */
@@ -288,7 +291,7 @@ export function buildPrompts(input: PromptInput): Prompts {
           `<mr_comments count="${input.comments.length}">`,
           ...input.comments.map(
             (comment, index) =>
-              `<mr_comment author="${attr(`comment ${index + 1} author`, comment.author)}"${comment.createdAt ? ` at="${escapeAttribute(comment.createdAt)}"` : ""}${comment.asked ? ` asked="true"` : ""}>\n${text(`comment ${index + 1}`, comment.body, "all")}\n</mr_comment>`,
+              `<mr_comment id="${commentId(index)}" author="${attr(`comment ${index + 1} author`, comment.author)}"${comment.createdAt ? ` at="${escapeAttribute(comment.createdAt)}"` : ""}${comment.file ? ` file="${attr(`comment ${index + 1} file`, comment.file)}"` : ""}${comment.line ? ` line="${comment.line}"` : ""}${comment.asked ? ` asked="true"` : ""}>\n${text(`comment ${index + 1}`, comment.body, "all")}\n</mr_comment>`,
           ),
           `</mr_comments>`,
         ].join("\n")
@@ -489,4 +492,9 @@ function dedupe(attempts: InjectionAttempt[]): InjectionAttempt[] {
     else byKey.set(key, { ...attempt, tags: [...attempt.tags] })
   }
   return [...byKey.values()]
+}
+
+/** The id a comment has in the prompt (`<mr_comment id>`), by its place in the change's comments: c1, c2, … */
+export function commentId(index: number): string {
+  return `c${index + 1}`
 }

@@ -69,6 +69,7 @@ export function renderFindingsXml(findings: readonly Finding[], options: { inden
       finding.line === null ? "" : `line="${finding.line}"`,
       `category="${escapeAttribute(finding.category)}"`,
       finding.thread === undefined ? "" : `thread="${escapeAttribute(finding.thread)}"`,
+      finding.raisedBy === undefined ? "" : `raised_by="${escapeAttribute(finding.raisedBy)}"`,
     ]
     lines.push(
       `${pad}  <finding ${attributes.filter(Boolean).join(" ")}>`,
@@ -288,6 +289,7 @@ function readFinding(item: unknown, options: FindingsParseOptions): Result<Findi
   if (!body.ok) errors.push(body.error)
 
   const thread = field("thread") ?? ""
+  const raisedBy = field("raised_by") ?? ""
   const suggestion = readSuggestion(item, line ?? null)
   if (!suggestion.ok) errors.push(suggestion.error)
 
@@ -300,6 +302,7 @@ function readFinding(item: unknown, options: FindingsParseOptions): Result<Findi
     title: title.ok ? title.value : "",
     body: body.ok ? body.value : "",
     ...(thread === "" ? {} : { thread }),
+    ...(raisedBy === "" ? {} : { raisedBy }),
     ...(suggestion.ok && suggestion.value ? { suggestion: suggestion.value } : {}),
   })
   if (!candidate.success)

@@ -37,6 +37,8 @@ export interface SummaryInput {
   inline: InlineFinding[]
   /** Findings that could not be anchored on a diff line, with why. */
   unanchored: { finding: ReviewFinding; reason: string }[]
+  /** Findings a person's comment had already raised (`alreadyRaised`): listed, not posted as threads. */
+  raised?: ReviewFinding[]
   unreviewed: UnreadFile[]
   platform: ReviewPlatform
   /** Threads of earlier reviews resolved by this one as fixed. */
@@ -91,6 +93,18 @@ export function renderSummary(input: SummaryInput): string {
       if (body !== "") lines.push("", ...body.split("\n").map((line) => (line === "" ? "" : `  ${line}`)), "")
     }
     if (lines.at(-1) !== "") lines.push("")
+  }
+
+  const raised = input.raised ?? []
+  if (raised.length > 0) {
+    lines.push(`Already raised by people, so not posted again (${raised.length}):`, "")
+    for (const finding of sorted(raised, (item) => item)) {
+      const by = finding.alreadyRaised
+      lines.push(
+        `- ${severityMark[finding.severity]} **${finding.severity}** ${inlineCode(findingLocation(finding))} — ${oneLine(finding.title)}${by ? ` *(raised by ${oneLine(by.author)} at ${inlineCode(`${by.file}:${by.line}`)})*` : ""}`,
+      )
+    }
+    lines.push("")
   }
 
   if (record.resolved.length > 0 || input.resolvedThreads > 0) {
