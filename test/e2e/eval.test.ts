@@ -3,7 +3,14 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { bundledCorpusDirectory } from "@opencode-reviewer/eval"
-import { findingsReply, gitEnv, type RecordedRequest, startModelServer, text } from "@opencode-reviewer/testkit"
+import {
+  createTempRepo,
+  findingsReply,
+  gitEnv,
+  type RecordedRequest,
+  startModelServer,
+  text,
+} from "@opencode-reviewer/testkit"
 import { main } from "opencode-reviewer"
 import { afterEach, describe, expect, test } from "vitest"
 import type { EvalReport } from "../../packages/cli/src/eval"
@@ -40,7 +47,7 @@ async function evaluate(args: string[], cwd: string) {
     (text) => JSON.parse(text) as EvalReport,
     () => null,
   )
-  return { code, stdout, stderr, report }
+  return { code, stdout, stderr, report, outputDir: join(cwd, "out") }
 }
 
 /** The demo corpus copied, with other findings for the replay model (the verdicts stay). */
@@ -73,15 +80,16 @@ const finding = (title: string, file: string, line: number, severity = "critical
 async function scriptedEval(
   findingsFor: Record<string, object[]>,
   verifier?: (request: RecordedRequest) => ReturnType<typeof text>,
+  corpusArgs?: string[],
 ) {
   const server = await startModelServer()
   cleanups.push(() => server.close())
-  const dir = await corpusWith({})
   server.rule(
     (request) => request.model === "code-quality",
     (request) => {
       const body = JSON.stringify(request.body)
-      const id = Object.keys(findingsFor).find((key) => body.includes(`/cases/${key}.run`))
+      // By case id, or by a prefix of it ("fix-" for the cases --from-git makes).
+      const id = Object.keys(findingsFor).find((key) => body.includes(`/cases/${key}`))
       return findingsReply((id ? findingsFor[id] : []) as never)
     },
   )
@@ -132,7 +140,15 @@ async function scriptedEval(
     }),
   )
   const run = await evaluate(
-    ["--corpus", dir, "--config", "review.json", "--judge-model", "fake/judge", "--output-dir", "out"],
+    [
+      ...(corpusArgs ?? ["--corpus", await corpusWith({})]),
+      "--config",
+      "review.json",
+      "--judge-model",
+      "fake/judge",
+      "--output-dir",
+      "out",
+    ],
     cwd,
   )
   return { run, server }
@@ -290,6 +306,43 @@ describe("opencode-reviewer eval", () => {
     expect(run.stdout).toContain(
       "critical precision 100.0 with the verifier, 50.0 without it (1 spurious criticals lowered)",
     )
+  })
+
+  test("--from-git: a fix commit becomes a case reviewing the commit that wrote the bug, scored against the fix", async () => {
+    const repo = await createTempRepo()
+    cleanups.push(() => repo.remove())
+    await repo.write({ "src/users.ts": "export const users = []\n" })
+    repo.commit("Start")
+    await repo.write({
+      "src/users.ts":
+        "export const users = []\nexport const find = (db, name) => db.query(`SELECT * FROM users WHERE name LIKE '${name}%'`)\n",
+    })
+    const introduced = repo.commit("Add user search")
+    await repo.write({
+      "src/users.ts":
+        "export const users = []\nexport const find = (db, name) => db.query('SELECT * FROM users WHERE name LIKE $1', [`${name}%`])\n",
+    })
+    repo.commit("Fix SQL injection in user search: the name was interpolated into the SQL string")
+    const { run } = await scriptedEval(
+      { "fix-": [finding("SQL injection through the search text", "src/users.ts", 2)] },
+      undefined,
+      ["--from-git", "HEAD~2..HEAD", "--repo", repo.dir],
+    )
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.report!.cases).toHaveLength(1)
+    const [only] = run.report!.cases
+    expect(only!.score!.matched.map((match) => match.golden.text)).toEqual([
+      "Fix SQL injection in user search: the name was interpolated into the SQL string",
+    ])
+    expect(run.report!.score.overall).toMatchObject({ tp: 1, fp: 0, fn: 0 })
+    // The reviewed change was the commit that wrote the bug, not the fix.
+    const reviewed = await readFile(
+      join(run.outputDir, "cases", `${only!.id}.run1`, "work", "diff", "src__users.ts.patch"),
+      "utf8",
+    )
+    expect(reviewed).toContain("+export const find = (db, name) => db.query(`SELECT")
+    expect(only!.id).toMatch(/^fix-[0-9a-f]{12}$/)
+    expect(introduced).toMatch(/^[0-9a-f]{40}$/)
   })
 
   test("after a kill, the next run reviews only the cases that had not finished", async () => {

@@ -1,6 +1,6 @@
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { basename, join, resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { applyModelEnv, type Config, parseConfigText, resolveConfig, type Severity } from "@opencode-reviewer/core"
 import {
@@ -10,6 +10,7 @@ import {
   type Corpus,
   type CorpusCase,
   cacheKey,
+  casesFromGit,
   hashCase,
   hashText,
   type Judge,
@@ -43,6 +44,8 @@ const options = {
   corpus: { type: "string" },
   demo: { type: "boolean" },
   replay: { type: "boolean" },
+  "from-git": { type: "string" },
+  repo: { type: "string" },
   limit: { type: "string" },
   concurrency: { type: "string" },
   "judge-model": { type: "string" },
@@ -104,11 +107,7 @@ export async function evaluate(args: string[], io: Io): Promise<number> {
   const limit = positive(values.limit, "--limit")
   const concurrency = positive(values.concurrency, "--concurrency") ?? 1
   const runs = positive(values.runs, "--runs") ?? 1
-  const corpusDir = corpusDirectory(values, io)
-  const loaded = await loadCorpus(corpusDir)
-  for (const problem of loaded.problems) io.stderr(`warning: corpus ${problem.file}: ${problem.message}\n`)
-  if (!loaded.corpus) throw new CliUsageError(`no corpus at ${corpusDir}: ${loaded.problems[0]?.message ?? ""}`, null)
-  const corpus = loaded.corpus
+  const corpus = values["from-git"] === undefined ? await loadNamedCorpus(values, io) : historyCorpus(values, io)
   const cases = corpus.cases.slice(0, limit ?? corpus.cases.length)
   const outputDir = resolve(io.cwd, values["output-dir"] ?? join(".opencode-reviewer", "eval", corpus.manifest.name))
   await mkdir(join(outputDir, "cases"), { recursive: true })
@@ -240,7 +239,7 @@ async function evaluateCase(input: CaseInput): Promise<CaseResult> {
     costUsd: 0,
     durationMs: 0,
   }
-  const read = await caseDiff(corpus, testCase, join(input.outputDir, "diffs"))
+  const read = await caseDiff(corpus, testCase, join(input.outputDir, "diffs"), io)
   if (!read.ok) return { ...base, key: "", skipped: read.why, score: null }
   const diff = read.diff
   const key = `${cacheKey({
@@ -348,13 +347,24 @@ async function caseDiff(
   corpus: Corpus,
   testCase: CorpusCase,
   cacheDir: string,
+  io: Io,
 ): Promise<{ ok: true; diff: string } | { ok: false; why: string }> {
   const source = testCase.diff
   if (source.kind === "file") {
     const diff = await readCorpusDiff(corpus, testCase)
     return diff === null ? { ok: false, why: `its diff file ${source.path} cannot be read` } : { ok: true, diff }
   }
-  if (source.kind === "git") return { ok: false, why: "git-range cases are not read by this version yet" }
+  if (source.kind === "git") {
+    if (source.remote !== undefined)
+      return { ok: false, why: "git cases with a remote are not read by this version yet" }
+    const diff = gitIn(
+      corpus.directory,
+      io,
+    )(["diff", "--no-color", "--no-ext-diff", "-M", source.base, source.head, "--"])
+    return diff === null || diff.trim() === ""
+      ? { ok: false, why: `git diff ${source.base} ${source.head} gave no diff in ${corpus.directory}` }
+      : { ok: true, diff }
+  }
   const cached = join(cacheDir, `${testCase.id}.diff`)
   const kept = await readFile(cached, "utf8").catch(() => null)
   if (kept !== null) return { ok: true, diff: kept }
@@ -425,6 +435,42 @@ async function writeAtomically(path: string, text: string): Promise<void> {
   const temporary = `${path}.${process.pid}.tmp`
   await writeFile(temporary, text)
   await rename(temporary, path)
+}
+
+async function loadNamedCorpus(values: ReturnType<typeof parseFlags>, io: Io): Promise<Corpus> {
+  const corpusDir = corpusDirectory(values, io)
+  const loaded = await loadCorpus(corpusDir)
+  for (const problem of loaded.problems) io.stderr(`warning: corpus ${problem.file}: ${problem.message}\n`)
+  if (!loaded.corpus) throw new CliUsageError(`no corpus at ${corpusDir}: ${loaded.problems[0]?.message ?? ""}`, null)
+  return loaded.corpus
+}
+
+// --from-git RANGE: the repository's fix commits as cases (packages/eval/src/from-git.ts).
+function historyCorpus(values: ReturnType<typeof parseFlags>, io: Io): Corpus {
+  if (values.demo || values.corpus !== undefined || values.replay)
+    throw new CliUsageError("--from-git makes its own corpus; leave out --demo, --corpus and --replay", "eval")
+  const repoDir = resolve(io.cwd, values.repo ?? ".")
+  const range = values["from-git"]!
+  const { cases, skipped } = casesFromGit(repoDir, range, gitIn(repoDir, io))
+  for (const reason of skipped) io.stderr(`eval: no case from ${reason}\n`)
+  if (cases.length === 0)
+    throw new CliUsageError(
+      `no fix commit in ${range} gave a case (a fix must change lines an earlier commit wrote)`,
+      "eval",
+    )
+  return { directory: repoDir, manifest: { format: 1, name: `git-${basename(repoDir)}` }, cases }
+}
+
+function gitIn(repoDir: string, io: Io) {
+  return (args: string[]): string | null => {
+    const result = Bun.spawnSync(["git", ...args], {
+      cwd: repoDir,
+      env: { ...io.env, GIT_TERMINAL_PROMPT: "0" } as Record<string, string>,
+      stdout: "pipe",
+      stderr: "pipe",
+    })
+    return result.exitCode === 0 ? result.stdout.toString() : null
+  }
 }
 
 function corpusDirectory(values: ReturnType<typeof parseFlags>, io: Io): string {
@@ -540,6 +586,8 @@ eval.md; each case's result is kept, so a run that was stopped picks up where it
 
   --demo                  the bundled demo corpus, a replay model and a replay judge: offline, no keys
   --replay                use the corpus's replay.json as the model and the judge (how --demo runs)
+  --from-git RANGE        the fix commits of RANGE in --repo (default .) as cases: each reviews the commit
+                          that wrote the lines the fix changed, scored against the fix's message
   --corpus NAME|DIR       a bundled corpus (${bundledCorpora.join(", ")}) or a corpus directory (docs/eval.md)
   --limit N               the first N cases only
   --concurrency N         cases reviewed at once (default 1)

@@ -1,5 +1,6 @@
 export * from "./cache-key"
 export * from "./corpus"
+export * from "./from-git"
 export * from "./judge"
 export * from "./load"
 export * from "./martian"
