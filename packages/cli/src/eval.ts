@@ -532,6 +532,7 @@ export function renderReport(report: EvalReport): string {
     ...Object.entries(score.byRepository).map(([repository, metrics]) => row(repository, metrics)),
     "",
     `Findings per review ${score.findingsPerReview === null ? "—" : score.findingsPerReview.toFixed(2)}; reviews cost ${report.costUsd.toFixed(2)} USD, the judge ${report.judgeCostUsd.toFixed(2)} USD; ${(report.durationMs / 1000).toFixed(1)} s.`,
+    perReview(report),
   ]
   if (report.unverifiedScore) {
     const before = report.unverifiedScore.bySeverity.critical
@@ -571,6 +572,20 @@ export function renderReport(report: EvalReport): string {
     lines.push("")
   }
   return lines.join("\n")
+}
+
+// The median review of the run: what one change costs and how long its review takes.
+function perReview(report: EvalReport): string {
+  const reviewed = report.cases.filter((result) => result.score !== null)
+  if (reviewed.length === 0) return "No review finished."
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b)
+    const middle = Math.floor(sorted.length / 2)
+    return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+  }
+  const cost = median(reviewed.map((result) => result.costUsd))
+  const seconds = median(reviewed.map((result) => result.durationMs)) / 1000
+  return `Per review (median of ${reviewed.length}): ${cost.toFixed(2)} USD, ${seconds.toFixed(1)} s.`
 }
 
 function oneLine(text: string): string {
