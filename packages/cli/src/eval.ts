@@ -271,6 +271,9 @@ async function evaluateCase(input: CaseInput): Promise<CaseResult> {
     stderr: (chunk) => void log.push(chunk),
   }
   const caseDir = join(input.outputDir, "cases", `${testCase.id}.run${runIndex}`)
+  // What a stopped run left of this case (its OpenCode database, a half-written work dir) must not
+  // poison the new attempt.
+  await rm(caseDir, { recursive: true, force: true })
   const started = performance.now()
   try {
     const prepared = await prepare(
