@@ -55,13 +55,18 @@ function memorySampler(root: number) {
     for (const pid of [root, ...descendantsOf(root).map((entry) => entry.pid)]) {
       try {
         const hwmKb = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "latin1"))?.[1] ?? 0)
+        // The role is read again until it is a known one: a child sampled between fork and exec
+        // still shows its parent's command line.
         const known = peaks.get(pid)
-        if (known) known.hwmKb = Math.max(known.hwmKb, hwmKb)
-        else
-          peaks.set(pid, {
-            role: pid === root ? "cli" : roleOf(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")),
-            hwmKb,
-          })
+        const role =
+          known && known.role !== "other"
+            ? known.role
+            : pid === root
+              ? "cli"
+              : roleOf(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0"))
+        // After exec the peak starts again: what was sampled before it was the parent's copy.
+        const before = known && known.role === role ? known.hwmKb : 0
+        peaks.set(pid, { role, hwmKb: Math.max(before, hwmKb) })
       } catch {
         // exited between the listing and the read
       }
