@@ -2,6 +2,7 @@
 // commits and trees the way the contents and trees APIs accept them, tree entries and blob bytes.
 // git runs through Bun.spawnSync with no user or system configuration, as everywhere in testkit
 // (AGENTS.md); nothing here knows GitHub's answer shapes (github-fake-contents.ts renders them).
+import { isolatedGitEnv } from "./gitlab-fake-git"
 
 /** One entry of `git ls-tree --long`: what GitHub's trees API lists. */
 export interface FakeTreeEntry {
@@ -22,15 +23,7 @@ export class FakeRepoGit {
   private readonly env: Record<string, string>
 
   constructor(readonly dir: string) {
-    this.env = {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: dir,
-      GIT_CONFIG_NOSYSTEM: "1",
-      GIT_CONFIG_GLOBAL: "/dev/null",
-      GIT_TERMINAL_PROMPT: "0",
-      GIT_OPTIONAL_LOCKS: "0",
-      LC_ALL: "C",
-    }
+    this.env = isolatedGitEnv(dir)
     if (this.run(["rev-parse", "--git-dir"]).code !== 0)
       throw new Error(`github-fake: ${dir} is not a git repository (GithubRepoOptions.dir)`)
   }

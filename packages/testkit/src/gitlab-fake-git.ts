@@ -64,21 +64,26 @@ const fixedConfig = [
   "--literal-pathspecs",
 ]
 
+/** The environment the fakes run git in: no user or system configuration, no prompts, no locks. */
+export function isolatedGitEnv(dir: string): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: dir,
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: "/dev/null",
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_OPTIONAL_LOCKS: "0",
+    LC_ALL: "C",
+  }
+}
+
 /** Runs git in the fake's repository with no user or system configuration. */
 export class FakeGit {
   private readonly env: Record<string, string>
   private readonly cache = new Map<string, unknown>()
 
   constructor(readonly dir: string) {
-    this.env = {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: dir,
-      GIT_CONFIG_NOSYSTEM: "1",
-      GIT_CONFIG_GLOBAL: "/dev/null",
-      GIT_TERMINAL_PROMPT: "0",
-      GIT_OPTIONAL_LOCKS: "0",
-      LC_ALL: "C",
-    }
+    this.env = isolatedGitEnv(dir)
   }
 
   run(args: string[], options: { input?: string | Uint8Array; env?: Record<string, string> } = {}) {
