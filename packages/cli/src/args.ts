@@ -1,5 +1,4 @@
 import { parseArgs } from "node:util"
-import { CliUsageError } from "./errors"
 import type { commandHelp } from "./help"
 
 /** The flags every command shares (interfaces: docs/contracts.md). */
@@ -22,13 +21,15 @@ export const commonOptions = {
 } as const
 
 /** Parses one command's flags; an unknown or malformed flag is a usage error naming the command. */
-export function parse(args: string[], command: keyof typeof commandHelp) {
+export async function parse(args: string[], command: keyof typeof commandHelp) {
   try {
     return parseArgs({ args, options: commonOptions, allowPositionals: false, strict: true })
   } catch (error) {
+    // Loaded only for the error: errors.ts brings core, which `--help` never needs.
+    const { CliUsageError } = await import("./errors")
     throw new CliUsageError((error as Error).message, command)
   }
 }
 
 /** Parsed common flags. */
-export type Flags = ReturnType<typeof parse>["values"]
+export type Flags = Awaited<ReturnType<typeof parse>>["values"]

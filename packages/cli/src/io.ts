@@ -34,7 +34,9 @@ export async function readText(path: string, what: string): Promise<string> {
 
 async function readBytes(path: string, what: string): Promise<Uint8Array> {
   try {
-    return new Uint8Array(await readFile(path))
+    // A view, not a copy: a patch can be many megabytes.
+    const buffer = await readFile(path)
+    return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength)
   } catch (cause) {
     throw new ChangeReadError(
       `cannot read ${what} ${path}: ${(cause as NodeJS.ErrnoException).code ?? String(cause)}`,

@@ -1,17 +1,12 @@
-import { atOrAbove, Decision, planJson, reviewIncomplete } from "@opencode-reviewer/core"
-import { createTracing } from "@opencode-reviewer/tracing"
 import packageJson from "../package.json" with { type: "json" }
 import { parse } from "./args"
-import { CliUsageError, exitCodeFor, formatError, ReviewIncompleteError } from "./errors"
-import { clearReviewOutputs, finishEmptyReview, finishReview, reportFailure } from "./finish"
 import { commandHelp, mainHelp } from "./help"
 import type { Io } from "./io"
-import { observeReview } from "./observe"
-import { prepare } from "./prepare"
-import { renderPlan } from "./render"
-import { runReview } from "./run"
 
 export type { Io } from "./io"
+
+// Each command imports what it runs when it runs: `--version` and `--help` load none of core, the
+// providers, the plugins or the telemetry libraries.
 
 /** Runs the CLI and returns the exit code: 0 done, 1 could not be done, 2 decision at or above --fail-on. */
 export async function main(io: Io): Promise<number> {
@@ -31,47 +26,71 @@ export async function main(io: Io): Promise<number> {
       case "review":
         return await review(rest, io)
       case "eval": {
-        // Loaded on demand, like demo: the scoring and the replay model are only needed here.
         const { evaluate } = await import("./eval")
         return await evaluate(rest, io)
       }
       case "demo": {
-        const { values } = parse(rest, "demo")
+        const { values } = await parse(rest, "demo")
         if (values.help) {
           io.stdout(commandHelp.demo)
           return 0
         }
-        // Loaded on demand: the replay model server is only needed here, not on every start-up.
         const { demo } = await import("./demo")
         return await demo(values, io)
       }
-      default:
+      default: {
+        const { CliUsageError } = await import("./errors")
         throw new CliUsageError(`unknown command "${command}"`, null)
+      }
     }
   } catch (error) {
+    const { exitCodeFor, formatError } = await import("./errors")
     io.stderr(formatError(error))
     return exitCodeFor(error)
   }
 }
 
 async function plan(args: string[], io: Io): Promise<number> {
-  const { values } = parse(args, "plan")
+  const { values } = await parse(args, "plan")
   if (values.help) {
     io.stdout(commandHelp.plan)
     return 0
   }
-  const prepared = await prepare(values, io, "plan")
-  const { plan: result, change } = prepared
-  io.stdout(values.json ? JSON.stringify(planJson(result), null, 2) + "\n" : renderPlan(result, change.source))
+  const [{ planJson }, { prepare }, { renderPlan }] = await Promise.all([
+    import("@opencode-reviewer/core"),
+    import("./prepare"),
+    import("./render"),
+  ])
+  // Printed as soon as the plan is known; prepare returns once every work dir file is complete.
+  await prepare(values, io, "plan", (result, change) =>
+    io.stdout(values.json ? JSON.stringify(planJson(result), null, 2) + "\n" : renderPlan(result, change.source)),
+  )
   return 0
 }
 
 async function review(args: string[], io: Io): Promise<number> {
-  const { values } = parse(args, "review")
+  const { values } = await parse(args, "review")
   if (values.help) {
     io.stdout(commandHelp.review)
     return 0
   }
+  const [
+    { atOrAbove, Decision, reviewIncomplete },
+    { createTracing },
+    { CliUsageError, formatError, ReviewIncompleteError },
+    { clearReviewOutputs, finishEmptyReview, finishReview, reportFailure },
+    { observeReview },
+    { prepare },
+    { runReview },
+  ] = await Promise.all([
+    import("@opencode-reviewer/core"),
+    import("@opencode-reviewer/tracing"),
+    import("./errors"),
+    import("./finish"),
+    import("./observe"),
+    import("./prepare"),
+    import("./run"),
+  ])
   const failOn = values["fail-on"] === undefined ? null : Decision.safeParse(values["fail-on"])
   if (failOn && !failOn.success) {
     throw new CliUsageError(`--fail-on must be one of ${Decision.options.join(", ")}`, "review")

@@ -1,4 +1,17 @@
-import { chmod, cp, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises"
+import {
+  chmod,
+  cp,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  utimes,
+  writeFile,
+} from "node:fs/promises"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -388,6 +401,61 @@ describe("plan defaults and inputs", () => {
     expect(result.stdout).toContain("Tier: trivial")
     expect(result.stdout).toMatch(/code-quality\s+anthropic\/claude-sonnet-4-6/)
     expect(result.stdout).toContain("M src/app.ts  +1 -1")
+  })
+})
+
+describe("a work dir planned again", () => {
+  let repo: TempRepo
+  let outside: string
+  let base: string
+  let wide: string
+  let narrow: string
+
+  beforeAll(async () => {
+    repo = await createTempRepo()
+    outside = await mkdtemp(join(tmpdir(), "ocr-outside-"))
+    await repo.write({ "src/a.ts": "export const a = 1\n", "src/b.ts": "export const b = 1\n" })
+    base = repo.commit("init")
+    await repo.write({ "src/a.ts": "export const a = 2\n", "src/b.ts": "export const b = 2\n" })
+    wide = repo.commit("change a and b")
+    await repo.write({ "src/a.ts": "export const a = 3\n" })
+    narrow = repo.commit("change a again")
+  })
+
+  afterAll(async () => {
+    await repo.remove()
+    await rm(outside, { recursive: true, force: true })
+  })
+
+  test("holds only the new plan's patches, rewritten, and follows no link an earlier run left", async () => {
+    const first = await planJson(["--base", base, "--head", wide], repo.dir)
+    const diffDir = join(first.workDir, "diff")
+    expect((await readdir(diffDir)).sort()).toEqual(["src__a.ts.patch", "src__b.ts.patch"])
+    // Left behind in the work dir: a link where the next patch goes, and a folder of its own.
+    const target = join(outside, "target.txt")
+    await writeFile(target, "untouched\n")
+    await rm(join(diffDir, "src__a.ts.patch"))
+    await symlink(target, join(diffDir, "src__a.ts.patch"))
+    await mkdir(join(diffDir, "stray"))
+    await writeFile(join(diffDir, "stray", "x.patch"), "x\n")
+
+    const second = await planJson(["--base", wide, "--head", narrow], repo.dir)
+    expect(second.files.map((file) => file.patchFile)).toEqual(["diff/src__a.ts.patch"])
+    expect(await readdir(diffDir)).toEqual(["src__a.ts.patch"])
+    const patch = join(diffDir, "src__a.ts.patch")
+    expect((await lstat(patch)).isFile()).toBe(true)
+    expect(await readFile(patch, "utf8")).toBe(repo.git("diff", wide, narrow))
+    expect(await readFile(target, "utf8")).toBe("untouched\n")
+  })
+
+  test("replaces a diff folder that is a link instead of writing through it", async () => {
+    const workDir = join(repo.dir, ".opencode-reviewer", "work")
+    await rm(join(workDir, "diff"), { recursive: true, force: true })
+    await symlink(outside, join(workDir, "diff"))
+    const plan = await planJson(["--base", wide, "--head", narrow], repo.dir)
+    expect((await lstat(join(plan.workDir, "diff"))).isDirectory()).toBe(true)
+    expect(await readdir(join(plan.workDir, "diff"))).toEqual(["src__a.ts.patch"])
+    expect(await readdir(outside)).toEqual(["target.txt"])
   })
 })
 

@@ -23,8 +23,7 @@ import {
   workDirVariable,
 } from "@opencode-reviewer/core"
 import { gatewayPlugin } from "@opencode-reviewer/gateway"
-import { createGithubProvider, isGithubActionsPullRequest } from "@opencode-reviewer/github"
-import { createGitlabProvider, GitlabContextError, isMergeRequestPipeline } from "@opencode-reviewer/gitlab"
+import type { GitlabProviderOptions } from "@opencode-reviewer/gitlab"
 import {
   createGit,
   createLocalProvider,
@@ -53,8 +52,16 @@ export interface Prepared {
   provider: VcsProvider
 }
 
-/** Reads the change and the config, plans, and writes the work dir (patches, prompt, opencode.json). */
-export async function prepare(values: Flags, io: Io, command: keyof typeof commandHelp): Promise<Prepared> {
+/**
+ * Reads the change and the config, plans, and writes the work dir (patches, prompt, opencode.json).
+ * `onPlanned` sees the plan, after its warnings, while the work dir's files are still being written.
+ */
+export async function prepare(
+  values: Flags,
+  io: Io,
+  command: keyof typeof commandHelp,
+  onPlanned?: (plan: ReviewPlan, change: Change) => void,
+): Promise<Prepared> {
   const log = createLogger({ verbose: values.verbose === true, env: io.env })
   const repoDir = resolve(io.cwd, values.repo ?? ".")
   const outputDir = resolve(repoDir, values["output-dir"] ?? ".opencode-reviewer")
@@ -71,18 +78,7 @@ export async function prepare(values: Flags, io: Io, command: keyof typeof comma
       command,
     )
   }
-  // A merge request pipeline (CI_MERGE_REQUEST_IID set) means GitLab, a GitHub Actions run of a pull
-  // request event means GitHub, unless the user says otherwise.
-  const vcs =
-    requested === "auto"
-      ? values.patch !== undefined
-        ? "local"
-        : isMergeRequestPipeline(io.env)
-          ? "gitlab"
-          : isGithubActionsPullRequest(io.env)
-            ? "github"
-            : "local"
-      : requested
+  const vcs = requested === "auto" ? await detectVcs(values.patch !== undefined, io.env) : requested
   if ((vcs === "gitlab" || vcs === "github") && values.patch !== undefined)
     throw new CliUsageError(`--patch cannot be combined with --vcs ${vcs}`, command)
   if (
@@ -98,9 +94,9 @@ export async function prepare(values: Flags, io: Io, command: keyof typeof comma
       : await readText(resolve(io.cwd, values["description-file"]), "description file")
   const provider: VcsProvider =
     vcs === "gitlab"
-      ? gitlabProvider(repoDir, io, log)
+      ? await gitlabProvider(repoDir, io, log)
       : vcs === "github"
-        ? githubProvider(repoDir, io, log)
+        ? await githubProvider(repoDir, io, log)
         : values.patch !== undefined
           ? createPatchProvider({
               patch: await readPatch(values.patch, io),
@@ -130,6 +126,8 @@ export async function prepare(values: Flags, io: Io, command: keyof typeof comma
   log.debug({ source: change.source, config: file }, "change read")
 
   const plugins = reviewPlugins({ config, change, provider, repoDir, workDir, io })
+  // A patch git would find no file in is refused, but only once the work dir is written, as always.
+  const refused = (plan: ReviewPlan) => values.patch !== undefined && plan.files.length === 0
   const result = await planReview({
     change,
     config,
@@ -138,16 +136,20 @@ export async function prepare(values: Flags, io: Io, command: keyof typeof comma
     repoDir,
     workDir,
     log: log as Logger,
+    onPlanned(plan) {
+      if (refused(plan)) return
+      for (const warning of plan.warnings) io.stderr(`warning: ${warning}\n`)
+      if (plan.files.length === 0)
+        io.stderr(`warning: ${change.source} has no changed files; there is nothing to review\n`)
+      onPlanned?.(plan, change)
+    },
   })
-  if (values.patch !== undefined && result.files.length === 0) {
+  if (refused(result)) {
     throw new ChangeReadError(`${change.source} holds no file changes git would recognise`, {
       source: change.source,
       hint: `${result.warnings.join("; ") || "empty patch"}; produce the patch with git diff or git format-patch`,
     })
   }
-  for (const warning of result.warnings) io.stderr(`warning: ${warning}\n`)
-  if (result.files.length === 0)
-    io.stderr(`warning: ${change.source} has no changed files; there is nothing to review\n`)
   return { plan: result, change, config, log, repoDir, outputDir, provider }
 }
 
@@ -193,12 +195,35 @@ function reviewPlugins(input: {
   ]
 }
 
+/**
+ * A merge request pipeline (CI_MERGE_REQUEST_IID set) means GitLab, a GitHub Actions run of a pull
+ * request event means GitHub, a patch or anything else local. The platforms' libraries (gitbeaker,
+ * octokit) load only to ask: their detection reads their own CI variables (GitLab's CI_*, GitHub's
+ * GITHUB_*), so without one of those there is nothing to ask.
+ */
+async function detectVcs(patch: boolean, env: Io["env"]): Promise<"local" | "gitlab" | "github"> {
+  if (patch) return "local"
+  if (hasVariable(env, "CI_")) {
+    const { isMergeRequestPipeline } = await import("@opencode-reviewer/gitlab")
+    if (isMergeRequestPipeline(env)) return "gitlab"
+  }
+  if (hasVariable(env, "GITHUB_")) {
+    const { isGithubActionsPullRequest } = await import("@opencode-reviewer/github")
+    if (isGithubActionsPullRequest(env)) return "github"
+  }
+  return "local"
+}
+
+function hasVariable(env: Io["env"], prefix: string): boolean {
+  return Object.entries(env).some(([name, value]) => value !== undefined && name.startsWith(prefix))
+}
+
 // In CI the checkout usually has the merge request's commits: git reads the diff fastest and exactly;
 // the provider falls back to GitLab's /diffs when it does not.
-function gitlabProvider(repoDir: string, io: Io, log: pino.Logger): VcsProvider {
-  const git = createGit(repoDir, io.env)
+async function gitlabProvider(repoDir: string, io: Io, log: pino.Logger): Promise<VcsProvider> {
+  const { createGitlabProvider, GitlabContextError } = await import("@opencode-reviewer/gitlab")
   try {
-    return gitlabProviderOn(git, repoDir, io, log)
+    return createGitlabProvider(gitlabOptions(repoDir, io, log))
   } catch (error) {
     // A pipeline some other webhook triggered (a push, a note on an issue): not ours to review.
     if (error instanceof GitlabContextError && error.data.unrelated) throw new NothingToDo(error.message)
@@ -206,8 +231,9 @@ function gitlabProvider(repoDir: string, io: Io, log: pino.Logger): VcsProvider 
   }
 }
 
-function gitlabProviderOn(git: ReturnType<typeof createGit>, repoDir: string, io: Io, log: pino.Logger): VcsProvider {
-  return createGitlabProvider({
+function gitlabOptions(repoDir: string, io: Io, log: pino.Logger): GitlabProviderOptions {
+  const git = createGit(repoDir, io.env)
+  return {
     env: io.env,
     repoDir,
     log: log.child({ vcs: "gitlab" }) as Logger,
@@ -220,11 +246,12 @@ function gitlabProviderOn(git: ReturnType<typeof createGit>, repoDir: string, io
     },
     readLocalHeads: (commit, paths) => readCommitHeads(git, commit, paths),
     readLocalFile: (commit, path) => readCommitFile(git, commit, path),
-  })
+  }
 }
 
 // The checkout (actions/checkout) may hold the pull request's head; the contents API is the fallback.
-function githubProvider(repoDir: string, io: Io, log: pino.Logger): VcsProvider {
+async function githubProvider(repoDir: string, io: Io, log: pino.Logger): Promise<VcsProvider> {
+  const { createGithubProvider } = await import("@opencode-reviewer/github")
   const git = createGit(repoDir, io.env)
   return createGithubProvider({
     env: io.env,

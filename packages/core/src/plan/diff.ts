@@ -102,14 +102,19 @@ export async function writePatchFiles(dir: string, files: Array<{ file: DiffFile
   })
   const folders = new Set(targets.map(({ target }) => dirname(target)))
   await Promise.all([...folders].map((folder) => mkdir(folder, { recursive: true })))
-  // Bounded batches: thousands of concurrent writes can run out of file descriptors.
-  for (let index = 0; index < targets.length; index += WRITE_BATCH) {
-    const batch = targets.slice(index, index + WRITE_BATCH)
-    await Promise.all(batch.map(({ target, content }) => writeFile(target, content)))
+  // A bounded pool: thousands of concurrent writes can run out of file descriptors, and a batch
+  // would wait for its slowest write before starting the next.
+  let next = 0
+  const writer = async () => {
+    while (next < targets.length) {
+      const { target, content } = targets[next++]!
+      await writeFile(target, content)
+    }
   }
+  await Promise.all(Array.from({ length: Math.min(CONCURRENT_WRITES, targets.length) }, writer))
 }
 
-const WRITE_BATCH = 64
+const CONCURRENT_WRITES = 64
 const SNIPPET = 60
 const MAX_NAME_BYTES = 240
 const PATCH_EXTENSION = ".patch"

@@ -7,12 +7,13 @@ const globChars = /[*?[\]{}!]/
 
 /**
  * Compiles globs once so matching thousands of paths stays cheap: `**\/<name>` patterns (most of
- * the built-in rules) become one basename lookup, the rest go through Bun.Glob.
+ * the built-in rules) become one basename lookup, the rest go through Bun.Glob, asked only about a
+ * path that holds every literal part of the pattern.
  */
 export function compileGlobs(patterns: readonly string[], options: { caseInsensitive?: boolean } = {}): GlobSet {
   const fold = options.caseInsensitive === true
   const names = new Map<string, string>()
-  const globs: { pattern: string; glob: Bun.Glob }[] = []
+  const globs: CompiledGlob[] = []
   for (const pattern of patterns) {
     const subject = fold ? pattern.toLowerCase() : pattern
     const name = subject.startsWith("**/") ? subject.slice(3) : null
@@ -20,17 +21,43 @@ export function compileGlobs(patterns: readonly string[], options: { caseInsensi
       if (!names.has(name)) names.set(name, pattern)
       continue
     }
-    globs.push({ pattern, glob: new Bun.Glob(subject) })
+    globs.push({ pattern, glob: new Bun.Glob(subject), parts: literalParts(subject) })
   }
   return {
     match(path) {
       const subject = fold ? path.toLowerCase() : path
       const byName = names.get(subject.slice(subject.lastIndexOf("/") + 1))
       // Keep the declared order: a glob listed before the basename rule still wins.
-      const first = globs.find(({ glob }) => glob.match(subject))?.pattern ?? null
+      const first = firstMatch(globs, subject)
       if (byName === undefined) return first
       if (first === null) return byName
       return patterns.indexOf(first) < patterns.indexOf(byName) ? first : byName
     },
   }
+}
+
+interface CompiledGlob {
+  pattern: string
+  glob: Bun.Glob
+  parts: string[]
+}
+
+// Thousands of paths against dozens of globs: plain loops, no allocation per check.
+function firstMatch(globs: readonly CompiledGlob[], subject: string): string | null {
+  for (const { pattern, glob, parts } of globs) {
+    if (holdsAll(subject, parts) && glob.match(subject)) return pattern
+  }
+  return null
+}
+
+function holdsAll(subject: string, parts: readonly string[]): boolean {
+  for (const part of parts) if (!subject.includes(part)) return false
+  return true
+}
+
+// The text between a glob's wildcards and slashes, which every path it matches contains. A pattern
+// with classes, braces, a negation or escapes gives none: it is always asked.
+function literalParts(pattern: string): string[] {
+  if (/[[\]{}!\\]/.test(pattern)) return []
+  return pattern.split(/[*?/]+/).filter((part) => part !== "")
 }

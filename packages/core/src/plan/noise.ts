@@ -101,11 +101,13 @@ export function headFromDiff(file: DiffFile): string | null {
   if (!hunk) return file.status === "added" ? "" : null
   const deleted = file.status === "deleted"
   if ((deleted ? hunk.oldStart : hunk.newStart) > 1) return null
-  const side = hunk.lines.filter((line) => (deleted ? line.kind !== "add" : line.kind !== "remove"))
-  return side
-    .slice(0, headLines)
-    .map((line) => line.text)
-    .join("\n")
+  const otherSide = deleted ? "add" : "remove"
+  const head: string[] = []
+  for (const line of hunk.lines) {
+    if (head.length === headLines) break
+    if (line.kind !== otherSide) head.push(line.text)
+  }
+  return head.join("\n")
 }
 
 function basename(path: string): string {

@@ -49,7 +49,7 @@ export const diffAttemptLimits = { perFile: 5, total: 50 } as const
  * (for code) a string literal is dropped. Quotes count only as written: an entity never quotes.
  */
 export function detectInstructions(text: string, options: { syntax?: TextSyntax } = {}): InstructionHit[] {
-  if (text === "") return []
+  if (text === "" || !mayHoldInstructions(text)) return []
   const syntax = options.syntax ?? "prose"
   const view =
     syntax === "prose"
@@ -90,6 +90,8 @@ export function detectDiffInstructions(files: readonly DiffFile[]): InjectionAtt
   const attempts: InjectionAttempt[] = []
   for (const file of files) {
     if (file.binary || attempts.length >= diffAttemptLimits.total) continue
+    // Every hunk's text is made of the patch's lines: a patch that can hold no attempt spares building them.
+    if (!mayHoldInstructions(file.patch)) continue
     const syntax = syntaxOf(file.path)
     const seen = new Set<number>()
     for (const hunk of file.hunks) {
@@ -149,9 +151,25 @@ const hashNames = new Set([
   ".gitattributes",
 ])
 
-// Cheap gate: none of the rules can match without one of these words.
+// Cheap gate: none of the rules can match without one of these words (ignore, instruction,
+// disregard, forget, findings, bypass, system, assistant, approve, lgtm, llm, language model, mode,
+// review, gpt, gemini, claude, copilot, and bot, ai, inst, sys as whole words), grouped by their
+// first letter, which scans megabytes of code faster.
 const trigger =
-  /ignore|disregard|forget|bypass|system|assistant|approve|lgtm|findings|mode\b|review|\bbot\b|\bai\b|llm|instruction|gpt|claude|copilot|gemini|\binst\b|\bsys\b|language model/i
+  /i(?:gnore|nstruction)|disregard|f(?:orget|indings)|bypass|system|a(?:ssistant|pprove)|l(?:gtm|lm|anguage model)|mode\b|review|g(?:pt|emini)|c(?:laude|opilot)|\b(?:bot|ai|inst|sys)\b/i
+
+// A character the view may not keep as it is: anything outside ASCII (invisible, look-alike), "&"
+// (an entity) and CR (a space in the view).
+const changedByView = /[^\x00-\x0c\x0e-\x25\x27-\x7f]/
+
+/**
+ * False when no rule can match the text. Most text (code) is ASCII without entities or CRs: its view
+ * is the text itself with quotes and literals blanked, which only removes matches, so it needs a
+ * trigger word as written; so does every part of it.
+ */
+function mayHoldInstructions(text: string): boolean {
+  return changedByView.test(text) || trigger.test(text)
+}
 
 // Where an imperative starts: a line (after list, quote, heading or comment marks), a clause after
 // punctuation, a softener ("please", "now", "and"), "you must", "I want you to". Not after "to"

@@ -1,5 +1,5 @@
 import { defaults } from "../config/config"
-import type { DiffFile } from "../plan/diff"
+import type { DiffFile, DiffLine } from "../plan/diff"
 import { detectInstructions, excerptLength, type InjectionAttempt } from "./injection"
 import { escapeAttribute, escapeXml, sanitizeUntrusted } from "./sanitize"
 
@@ -347,30 +347,25 @@ export function clipLongLines(files: readonly DiffFile[], limit = 10): Clip[] {
   let moreLines = 0
   for (const file of files) {
     if (file.binary) continue
-    // The read tool drops a line's carriage return before it measures.
-    const long = file.hunks
-      .flatMap((hunk) => hunk.lines)
-      .flatMap((line) => {
-        const body = line.text.endsWith("\r") ? line.text.slice(0, -1) : line.text
-        return body.length > visibleUnits ? [{ ...line, text: body }] : []
-      })
-    const first = long[0]
-    if (!first) continue
+    const long = longLines(file, visibleUnits)
+    if (long.first === null) continue
     if (clips.length >= limit) {
       moreFiles += 1
-      moreLines += long.length
+      moreLines += long.total
       continue
     }
+    const { first } = long
     const where = first.kind === "remove" ? `old line ${first.oldLine}` : `line ${first.newLine}`
     const others =
-      long.length > 1
-        ? ` (and ${count(long.length - 1)} more line${long.length === 2 ? "" : "s"} over ${count(readTool.lineChars)} characters in this file)`
+      long.total > 1
+        ? ` (and ${count(long.total - 1)} more line${long.total === 2 ? "" : "s"} over ${count(readTool.lineChars)} characters in this file)`
         : ""
+    const text = withoutCarriageReturn(first.text)
     // The tool cuts UTF-16 units: half a surrogate pair at the cut is no character seen.
-    const shown = first.text.slice(0, visibleUnits).replace(/[\ud800-\udbff]$/, "")
+    const shown = text.slice(0, visibleUnits).replace(/[\ud800-\udbff]$/, "")
     clips.push({
       what: `${file.path} ${where}`,
-      detail: `${count(codePoints(first.text))} characters, reviewers saw the first ${count(codePoints(shown))}${others}`,
+      detail: `${count(codePoints(text))} characters, reviewers saw the first ${count(codePoints(shown))}${others}`,
     })
   }
   if (moreFiles > 0) {
@@ -381,6 +376,26 @@ export function clipLongLines(files: readonly DiffFile[], limit = 10): Clip[] {
     })
   }
   return clips
+}
+
+// How many of a file's lines are longer than `units` UTF-16 units, and the first of them.
+function longLines(file: DiffFile, units: number): { first: DiffLine | null; total: number } {
+  let first: DiffLine | null = null
+  let total = 0
+  for (const hunk of file.hunks) {
+    for (const line of hunk.lines) {
+      // The length first: most lines are short, and reading a line's last character costs more.
+      if (line.text.length <= units || withoutCarriageReturn(line.text).length <= units) continue
+      first ??= line
+      total += 1
+    }
+  }
+  return { first, total }
+}
+
+// The read tool drops a line's carriage return before it measures.
+function withoutCarriageReturn(text: string): string {
+  return text.endsWith("\r") ? text.slice(0, -1) : text
 }
 
 // The first `limit` bytes of `text` on a character boundary, or null when it fits.

@@ -74,6 +74,9 @@ const plainHead = new RegExp(
   `<[ \\t\\r\\n]*/?[ \\t\\r\\n]*(${boundaryTags.filter((tag) => !tag.includes("_")).join("|")})(?=[ \\t\\r\\n/>]|$)`,
   "gi",
 )
+// Anything outside ASCII (look-alikes, invisible characters), a tag's "<", an entity's "&", a code
+// span's backtick or a fence's tilde.
+const mayNeedSanitizing = /[^\x00-\x7f]|[<&`~]/
 // Look-alikes that NFKC keeps as they are, so defanged text never normalises back into a tag.
 const defangedOpen = "\u2039"
 const defangedClose = "\u203A"
@@ -91,6 +94,9 @@ const defangedClose = "\u203A"
  * result; callers escape the text for the XML they embed it in.
  */
 export function sanitizeUntrusted(input: string, options: SanitizeOptions = {}): Sanitized {
+  // Most untrusted strings (paths, branch names) are plain ASCII without markup, code or entities:
+  // nothing in them can be a tag, a code span or something normalisation changes.
+  if (!mayNeedSanitizing.test(input)) return { text: input, removed: [] }
   const removed: string[] = []
   const keep = options.escaped === true
   const text = splitMarkdownCode(input)
@@ -165,8 +171,11 @@ export function escapeXml(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
 }
 
+const attributeSpecial = /[&<>"\n\r\t]/
+
 /** Escapes text for a double-quoted XML attribute (newlines kept as character references). */
 export function escapeAttribute(text: string): string {
+  if (!attributeSpecial.test(text)) return text
   return escapeXml(text).replace(/"/g, "&quot;").replace(/\n/g, "&#10;").replace(/\r/g, "&#13;").replace(/\t/g, "&#9;")
 }
 

@@ -1,5 +1,5 @@
-import { chmod, mkdir, rm, writeFile } from "node:fs/promises"
-import { join, relative, resolve } from "node:path"
+import { chmod, lstat, mkdir, readdir, rm, writeFile } from "node:fs/promises"
+import { basename, join, relative, resolve } from "node:path"
 import { type Assembly, assembleConfig } from "../assemble/assemble"
 import { contextWarning } from "../assemble/context-window"
 import type { Config, Limits } from "../config/config"
@@ -31,6 +31,11 @@ export interface PlanOptions {
   workDir: string
   log: Logger
   signal?: AbortSignal
+  /**
+   * Called once the plan is known and the work dir exists, before its files are written, so the
+   * plan can be shown while they are; planReview returns only when every file is complete.
+   */
+  onPlanned?: (plan: ReviewPlan) => void | Promise<void>
 }
 
 /** A diff file with the planner's verdicts. */
@@ -225,19 +230,6 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
   }
   await prepareWorkDir(workDir, options.repoDir)
   phase("prepare work dir")
-  await writePatchFiles(
-    workDir,
-    planned.flatMap(({ file, patchFile }) => (patchFile === null ? [] : [{ file, patchFile }])),
-  )
-  phase("write patches")
-  await writeFile(files.promptFile, prompts.coordinator)
-  await writeFile(files.contextFile, prompts.sharedContext)
-  const fileListFile = prompts.fileList === null ? null : join(workDir, fileListName)
-  if (fileListFile !== null) await writeFile(fileListFile, prompts.fileList!)
-  // opencode.json may carry provider options; keep it private to the user running the review.
-  await writeFile(files.configFile, JSON.stringify(lifecycle.config, null, 2) + "\n", { mode: 0o600 })
-  await chmod(files.configFile, 0o600)
-
   const plan: ReviewPlan = {
     tier: assessment.tier,
     reasons: assessment.reasons,
@@ -249,11 +241,22 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     assembly: { config: lifecycle.config, env: lifecycle.env, models: lifecycle.models, refused: lifecycle.refused },
     injection,
     clipped,
-    fileListFile,
+    fileListFile: prompts.fileList === null ? null : join(workDir, fileListName),
     warnings,
     findings: lifecycle.findings,
     limits: config.limits,
   }
+  await options.onPlanned?.(plan)
+  await writePatches(plan)
+  phase("write patches")
+  await writeFile(files.promptFile, prompts.coordinator)
+  await writeFile(files.contextFile, prompts.sharedContext)
+  // An earlier plan's full file list must not linger either.
+  if (plan.fileListFile === null) await rm(join(workDir, fileListName), { force: true })
+  else await writeFile(plan.fileListFile, prompts.fileList!)
+  // opencode.json may carry provider options; keep it private to the user running the review.
+  await writeFile(files.configFile, JSON.stringify(lifecycle.config, null, 2) + "\n", { mode: 0o600 })
+  await chmod(files.configFile, 0o600)
   await writeFile(files.planFile, planFileText(planRecord(plan)))
   phase("write files")
   return plan
@@ -319,10 +322,23 @@ async function classifyFiles(files: DiffFile[], change: Change, config: Config):
 
 async function prepareWorkDir(workDir: string, repoDir: string): Promise<void> {
   await mkdir(workDir, { recursive: true })
-  // Patches and a file list from an earlier plan must not linger beside this one's.
-  await rm(join(workDir, "diff"), { recursive: true, force: true })
-  await rm(join(workDir, fileListName), { force: true })
-  await mkdir(join(workDir, "diff"), { recursive: true })
+  const diffDir = join(workDir, "diff")
+  const existing = await lstat(diffDir).catch(() => null)
+  if (existing !== null && !existing.isDirectory()) await rm(diffDir, { recursive: true, force: true })
+  await mkdir(diffDir, { recursive: true })
   const inside = !relative(resolve(repoDir), workDir).startsWith("..")
   if (inside) await writeFile(join(workDir, ".gitignore"), "*\n")
+}
+
+// Patches from an earlier plan must not linger beside this one's. The files this plan writes again
+// are rewritten in place: deleting thousands of files and creating them anew costs a disk far more.
+async function writePatches(plan: ReviewPlan): Promise<void> {
+  const patches = plan.files.flatMap(({ file, patchFile }) => (patchFile === null ? [] : [{ file, patchFile }]))
+  const diffDir = join(plan.workDir, "diff")
+  const kept = new Set(patches.map(({ patchFile }) => basename(patchFile)))
+  const stale = (await readdir(diffDir, { withFileTypes: true })).filter(
+    (entry) => !(entry.isFile() && kept.has(entry.name)),
+  )
+  await Promise.all(stale.map((entry) => rm(join(diffDir, entry.name), { recursive: true, force: true })))
+  await writePatchFiles(plan.workDir, patches)
 }
