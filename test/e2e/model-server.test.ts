@@ -9,6 +9,7 @@ import {
   statusReply,
   text,
   toolCall,
+  toolCalls,
 } from "@opencode-reviewer/testkit"
 import { describe, expect, onTestFinished, test } from "vitest"
 
@@ -99,6 +100,31 @@ describe("the real opencode binary against the scripted server", () => {
     expect(server.requests[1]?.toolResults).toHaveLength(1)
     expect(server.requests[1]?.toolResults[0]?.toolCallId).toBe("call_1_0")
     expect(server.requests[1]?.toolResults[0]?.content).toContain("1: export const answer = 42")
+  })
+
+  test("parallel read calls in one answer both run, and one request carries both results", {
+    timeout: 60_000,
+  }, async () => {
+    const server = await start()
+    const run = await runAgainst(server, "Compare the two files", {
+      files: { "a.ts": "export const a = 1\n", "b.ts": "export const b = 2\n" },
+      script: (repo) =>
+        server.enqueue(
+          toolCalls([
+            { name: "read", args: { filePath: `${repo}/a.ts` } },
+            { name: "read", args: { filePath: `${repo}/b.ts` } },
+          ]),
+          text("a is 1, b is 2."),
+        ),
+    })
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.events.filter((event) => event.type === "tool_use").map((event) => event.part.callID)).toEqual([
+      "call_1_0",
+      "call_1_1",
+    ])
+    expect(server.requests).toHaveLength(2)
+    expect(server.requests[1]?.toolResults.map((result) => result.toolCallId)).toEqual(["call_1_0", "call_1_1"])
+    expect(server.requests[1]?.toolResults[1]?.content).toContain("1: export const b = 2")
   })
 
   test("a 401 is one request and one APIError event with statusCode 401", { timeout: 60_000 }, async () => {

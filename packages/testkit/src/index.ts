@@ -70,6 +70,7 @@ export {
   lengthReply,
   type ModelServer,
   type ModelServerOptions,
+  type PromptCacheOptions,
   type RecordedRequest,
   type Reply,
   rateLimitReply,
@@ -78,8 +79,10 @@ export {
   stallReply,
   startModelServer,
   statusReply,
+  type ToolCallSpec,
   text,
   titleSystemMarker,
   toolCall,
+  toolCalls,
   type Usage,
 } from "./model-server"

@@ -6,6 +6,7 @@ import {
   hangReply,
   lengthReply,
   type ModelServer,
+  promptCacheInput,
   rateLimitReply,
   resetReply,
   stallReply,
@@ -14,6 +15,7 @@ import {
   text,
   titleSystemMarker,
   toolCall,
+  toolCalls,
 } from "./model-server"
 
 async function start(options?: Parameters<typeof startModelServer>[0]): Promise<ModelServer> {
@@ -88,6 +90,30 @@ describe("scripted model server over HTTP", () => {
     const joined = deltas.map((delta) => delta.function?.arguments ?? "").join("")
     expect(JSON.parse(joined)).toEqual(args)
     expect(finishOf(chunks)).toBe("tool_calls")
+  })
+
+  test("streams parallel tool calls, each with its own index and id, and sends them whole without streaming", async () => {
+    const server = await start()
+    const calls = [
+      { name: "read", args: { filePath: "/work/diff/a.patch" } },
+      { name: "read", args: { filePath: "/work/diff/b.patch" } },
+    ]
+    server.enqueue(toolCalls(calls), toolCalls(calls))
+    const deltas = (await events(await chat(server, {}))).flatMap(
+      (chunk) => chunk?.choices?.[0]?.delta?.tool_calls ?? [],
+    )
+    const byIndex = [0, 1].map((index) => deltas.filter((delta) => delta.index === index))
+    expect(byIndex.map((list) => list[0]!.id)).toEqual(["call_1_0", "call_1_1"])
+    expect(byIndex.map((list) => JSON.parse(list.map((delta) => delta.function?.arguments ?? "").join("")))).toEqual(
+      calls.map((call) => call.args),
+    )
+    const whole = await json(chat(server, { stream: false }))
+    expect(
+      whole.choices[0].message.tool_calls.map((call: any) => [call.id, JSON.parse(call.function.arguments)]),
+    ).toEqual([
+      ["call_2_0", calls[0]!.args],
+      ["call_2_1", calls[1]!.args],
+    ])
   })
 
   test("reports usage as prompt = input + cache read + cache write, with cached_tokens", async () => {
@@ -350,5 +376,138 @@ describe("scripted model server over HTTP", () => {
     // Imported lazily so a broken core module fails this test only.
     const { parseFindings } = await import("@opencode-reviewer/core")
     expect(parseFindings(content)).toEqual({ ok: true, findings })
+  })
+
+  describe("the simulated prompt cache", () => {
+    // About 2,500 tokens of system prompt and tools: above OpenAI's 1,024-token minimum on its own.
+    const system = { role: "system", content: `You review code.\n${"Check every changed line. ".repeat(400)}` }
+    const tools = [{ type: "function", function: { name: "read", description: "Reads a file.", parameters: {} } }]
+    const first = [system, { role: "user", content: "Review the change." }]
+    const followUp = [
+      ...first,
+      {
+        role: "assistant",
+        content: "",
+        tool_calls: [{ id: "call_1", type: "function", function: { name: "read", arguments: "{}" } }],
+      },
+      { role: "tool", tool_call_id: "call_1", content: "file body" },
+    ]
+
+    /** Sends one chat request and returns the usage it reported. */
+    async function usageOf(server: ModelServer, body: Record<string, unknown>): Promise<any> {
+      return (await events(await chat(server, { tools, ...body }))).at(-2).usage
+    }
+
+    /** What OpenAI's cache serves of a prefix of `bytes`: its tokens (bytes / 4) in steps of 128, none below 1,024. */
+    function served(bytes: number): number {
+      const tokens = Math.ceil(bytes / 4)
+      return tokens < 1_024 ? 0 : tokens - (tokens % 128)
+    }
+
+    /** The bytes two inputs share at their start. */
+    function shared(a: Record<string, unknown>, b: Record<string, unknown>): number {
+      const [x, y] = [promptCacheInput(a)!, promptCacheInput(b)!]
+      let at = 0
+      while (at < Math.min(x.length, y.length) && x[at] === y[at]) at += 1
+      return at
+    }
+
+    test("the first request gets nothing; a follow-up that extends it gets the shared prefix in whole blocks", async () => {
+      const server = await start({ promptCache: true })
+      server.rule(() => true, text("ok"))
+      const one = await usageOf(server, { messages: first })
+      expect(one.prompt_tokens_details.cached_tokens).toBe(0)
+      const two = await usageOf(server, { messages: followUp })
+      const prefix = shared({ tools, messages: first }, { tools, messages: followUp })
+      // Everything of the first input but its closing "]}".
+      expect(prefix).toBe(promptCacheInput({ tools, messages: first })!.length - 2)
+      expect(two.prompt_tokens_details.cached_tokens).toBe(served(prefix))
+      expect(two.prompt_tokens_details.cached_tokens).toBeGreaterThan(2_000)
+      expect(two.prompt_tokens_details.cached_tokens % 128).toBe(0)
+      // The cache moves tokens from input to cached; prompt_tokens stays what the body's size gives.
+      const [, second] = server.requests
+      expect(two.prompt_tokens).toBe(Math.ceil(second!.bytes / 4))
+      expect(second).toMatchObject({
+        cachedPrefixBytes: prefix,
+        promptTokens: two.prompt_tokens,
+        cachedTokens: two.prompt_tokens_details.cached_tokens,
+        completionTokens: two.completion_tokens,
+      })
+      expect(server.requests[0]).toMatchObject({ cachedPrefixBytes: 0, cachedTokens: 0 })
+    })
+
+    test("a request that differs early gets little or nothing; the same request again gets all of it", async () => {
+      const server = await start({ promptCache: true })
+      server.rule(() => true, text("ok"))
+      await usageOf(server, { messages: first })
+      const renamed = [{ role: "system", content: `You judge code.${system.content.slice("You review code.".length)}` }]
+      const early = await usageOf(server, { messages: [...renamed, ...first.slice(1)] })
+      expect(early.prompt_tokens_details.cached_tokens).toBe(0)
+      expect(server.requests[1]!.cachedPrefixBytes).toBeLessThan(200)
+      // Half-way through the system prompt: about half of it.
+      const half = [{ ...system, content: `${system.content.slice(0, 5_000)}!${system.content.slice(5_001)}` }]
+      const middle = await usageOf(server, { messages: [...half, ...first.slice(1)] })
+      const prefix = shared({ tools, messages: first }, { tools, messages: [...half, ...first.slice(1)] })
+      expect(middle.prompt_tokens_details.cached_tokens).toBe(served(prefix))
+      expect(middle.prompt_tokens_details.cached_tokens).toBeGreaterThan(1_000)
+      expect(middle.prompt_tokens_details.cached_tokens).toBeLessThan(1_400)
+      const again = await usageOf(server, { messages: first })
+      expect(again.prompt_tokens_details.cached_tokens).toBe(
+        served(promptCacheInput({ tools, messages: first })!.length),
+      )
+    })
+
+    test("a shared prefix below the minimum is no hit, and other body fields are not part of the input", async () => {
+      const server = await start({ promptCache: true })
+      server.rule(() => true, text("ok"))
+      const small = [{ role: "system", content: "Be brief. ".repeat(300) }]
+      await usageOf(server, { messages: small, max_tokens: 10 })
+      const repeat = await usageOf(server, { messages: small, max_tokens: 20 })
+      expect(server.requests[1]!.cachedPrefixBytes).toBe(promptCacheInput({ tools, messages: small })!.length)
+      expect(repeat.prompt_tokens_details.cached_tokens).toBe(0)
+      // With smaller numbers the same repeat is a hit of its whole input, rounded down to the block.
+      const tuned = await start({ promptCache: { minTokens: 100, blockTokens: 10 } })
+      tuned.rule(() => true, text("ok"))
+      await usageOf(tuned, { messages: small })
+      const hit = await usageOf(tuned, { messages: small })
+      const tokens = Math.ceil(promptCacheInput({ tools, messages: small })!.length / 4)
+      expect(hit.prompt_tokens_details.cached_tokens).toBe(tokens - (tokens % 10))
+    })
+
+    test("separate models share nothing; a refused request leaves nothing in the cache", async () => {
+      const server = await start({ promptCache: true })
+      server.rule((request) => request.model === "busy", rateLimitReply({ retryAfterMs: 0 }), { times: 1 })
+      server.rule(() => true, text("ok"))
+      await usageOf(server, { model: "a", messages: first })
+      expect((await usageOf(server, { model: "b", messages: first })).prompt_tokens_details.cached_tokens).toBe(0)
+      expect(
+        (await usageOf(server, { model: "a", messages: first })).prompt_tokens_details.cached_tokens,
+      ).toBeGreaterThan(0)
+      expect((await chat(server, { model: "busy", tools, messages: first })).status).toBe(429)
+      expect((await usageOf(server, { model: "busy", messages: first })).prompt_tokens_details.cached_tokens).toBe(0)
+      expect(server.requests.map((request) => request.cachedTokens)).toEqual([0, 0, expect.any(Number), undefined, 0])
+    })
+
+    test("a scripted usage.cacheRead wins over the simulated cache", async () => {
+      const server = await start({ promptCache: true })
+      server.enqueue(text("ok"), text("ok", { usage: { input: 500, cacheRead: 7 } }))
+      await usageOf(server, { messages: first })
+      const scripted = await usageOf(server, { messages: first })
+      expect(scripted.prompt_tokens).toBe(507)
+      expect(scripted.prompt_tokens_details.cached_tokens).toBe(7)
+      expect(server.requests[1]).toMatchObject({ promptTokens: 507, cachedTokens: 7 })
+      expect(server.requests[1]!.cachedPrefixBytes).toBeGreaterThan(4_096)
+    })
+
+    test("is off by default: the same large request twice reports no cached tokens", async () => {
+      const server = await start()
+      server.rule(() => true, text("ok"))
+      await usageOf(server, { messages: first })
+      const again = await usageOf(server, { messages: first })
+      expect(again.prompt_tokens_details.cached_tokens).toBe(0)
+      expect(again.prompt_tokens).toBe(Math.ceil(server.requests[1]!.bytes / 4))
+      expect(server.requests[1]).toMatchObject({ promptTokens: again.prompt_tokens, cachedTokens: 0 })
+      expect(server.requests[1]!.cachedPrefixBytes).toBeUndefined()
+    })
   })
 })

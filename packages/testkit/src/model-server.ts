@@ -63,6 +63,18 @@ export interface RecordedRequest {
   toolResults: { toolCallId: string; content: string }[]
   /** The reply that was chosen; unset for an unscripted request. */
   reply?: Reply
+  /**
+   * With `promptCache`: the bytes at the start of this request's input (the tools, then the messages,
+   * serialised as {@link promptCacheInput} does) that an earlier request to the same model had too.
+   * Unset without the option.
+   */
+  cachedPrefixBytes?: number
+  /** `prompt_tokens` of the usage this request's answer reported; unset until a usage was sent (never for an error). */
+  promptTokens?: number
+  /** `cached_tokens` of that usage: the scripted `usage.cacheRead`, else the simulated prompt cache, else 0. */
+  cachedTokens?: number
+  /** `completion_tokens` of that usage. */
+  completionTokens?: number
 }
 
 /** Token counts to report. `input` is the uncached part; prompt_tokens = input + cacheRead + cacheWrite. */
@@ -76,7 +88,15 @@ export interface Usage {
 /** What the server does with one request. */
 export type Reply =
   | { type: "text"; text: string; usage?: Usage; chunkSize?: number; delayMs?: number }
-  | { type: "tool"; name: string; args: Record<string, unknown>; text?: string; usage?: Usage }
+  | {
+      type: "tool"
+      name: string
+      args: Record<string, unknown>
+      /** More calls in the same answer, after the first: parallel tool calls, as models make them. */
+      more?: ToolCallSpec[]
+      text?: string
+      usage?: Usage
+    }
   | { type: "length"; text: string; usage?: Usage }
   | { type: "status"; status: number; body?: unknown; headers?: Record<string, string> }
   | { type: "hang" }
@@ -91,6 +111,25 @@ export interface ModelServerOptions {
   title?: string
   /** Model ids listed by GET /v1/models. */
   models?: string[]
+  /**
+   * Simulates a provider's automatic prompt cache (off by default): a reply that sets no
+   * `usage.cacheRead` reports as `cached_tokens` the longest prefix of its input that an earlier
+   * request to the same model began with (see {@link PromptCacheOptions}). `true` takes OpenAI's
+   * numbers; `prompt_tokens` stays what it is without the cache, the cached part moves out of input.
+   */
+  promptCache?: boolean | PromptCacheOptions
+}
+
+/**
+ * How the simulated prompt cache counts. The defaults are OpenAI's automatic caching: a prompt is
+ * cached from 1,024 tokens on, with hits in increments of 128 tokens (OpenAI cookbook, "Prompt
+ * Caching 201", §1.1; the Prompt Caching guide on platform.openai.com says the same).
+ */
+export interface PromptCacheOptions {
+  /** A shared prefix shorter than this many tokens is no hit at all (default 1,024). */
+  minTokens?: number
+  /** A hit is the shared prefix rounded down to a multiple of this many tokens (default 128). */
+  blockTokens?: number
 }
 
 /** A finding for {@link findingsReply}, in the shape of the reviewer XML (docs/contracts.md#reviewer-findings-xml). */
@@ -116,6 +155,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
   const queue: Reply[] = []
   const rules: Rule[] = []
   const waiters = new Set<Waiter>()
+  const cache = createPromptCache(options.promptCache)
   let latency = options.latencyMs ?? 0
 
   const choose = (request: RecordedRequest): Reply | undefined => {
@@ -158,8 +198,12 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     exchange.onFinish(() => {
       request.finishedAt = elapsed()
     })
+    const cached = cache?.match(request)
+    if (cached) request.cachedPrefixBytes = cached.bytes
     const reply = choose(request)
     if (reply) request.reply = reply
+    // Only a prompt the model went on to read is in the cache: not one refused with a status or never answered.
+    if (cached && reply && readsPrompt(reply)) cached.keep()
     for (const waiter of waiters) waiter.check()
 
     const signal = exchange.signal
@@ -170,7 +214,7 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
       const message = `no scripted reply for request ${request.id} (model ${request.model})`
       return exchange.json(500, errorBody(message, "server_error", "no_scripted_reply"), { "retry-after-ms": "0" })
     }
-    await respond(reply, request, request.body?.stream === true, exchange)
+    await respond(reply, request, request.body?.stream === true, exchange, cached?.tokens ?? 0)
   }
 
   const server = createServer((socket) => {
@@ -245,6 +289,19 @@ export function toolCall(
   options: { text?: string; usage?: Usage } = {},
 ): Reply {
   return { type: "tool", name, args, ...options }
+}
+
+/** One call of a {@link toolCalls} answer. */
+export interface ToolCallSpec {
+  name: string
+  args: Record<string, unknown>
+}
+
+/** An answer that calls several tools at once (parallel tool calls, indexes 0, 1, …). */
+export function toolCalls(calls: ToolCallSpec[], options: { text?: string; usage?: Usage } = {}): Reply {
+  const [first, ...more] = calls
+  if (!first) throw new Error("toolCalls needs at least one call")
+  return { type: "tool", name: first.name, args: first.args, ...(more.length > 0 ? { more } : {}), ...options }
 }
 
 /** A text answer cut off by the output limit (finish_reason "length"). */
@@ -425,7 +482,14 @@ function describeRequest(request: RecordedRequest): string {
   return `#${request.id} at ${request.at} ms model=${request.model}${kind}${tools} toolResults=${request.toolResults.length} lastUser="${last}" -> ${reply}`
 }
 
-async function respond(reply: Reply, request: RecordedRequest, stream: boolean, exchange: Exchange): Promise<void> {
+/** Answers `request` with `reply`; `cachedTokens` is what the simulated prompt cache serves of it (0 without one). */
+async function respond(
+  reply: Reply,
+  request: RecordedRequest,
+  stream: boolean,
+  exchange: Exchange,
+  cachedTokens: number,
+): Promise<void> {
   switch (reply.type) {
     case "hang":
       // Never answer; the connection ends when the client gives up or the server closes.
@@ -444,13 +508,20 @@ async function respond(reply: Reply, request: RecordedRequest, stream: boolean, 
     case "text":
     case "length":
     case "tool":
-      return stream ? streamCompletion(exchange, request, reply) : sendCompletion(exchange, request, reply)
+      return stream
+        ? streamCompletion(exchange, request, reply, cachedTokens)
+        : sendCompletion(exchange, request, reply, cachedTokens)
   }
 }
 
 type Completion = Extract<Reply, { type: "text" | "length" | "tool" }>
 
-async function streamCompletion(exchange: Exchange, request: RecordedRequest, reply: Completion): Promise<void> {
+async function streamCompletion(
+  exchange: Exchange,
+  request: RecordedRequest,
+  reply: Completion,
+  cachedTokens: number,
+): Promise<void> {
   const chunk = chunker(request)
   const chunkSize = reply.type === "text" ? (reply.chunkSize ?? 16) : 16
   const delayMs = reply.type === "text" ? (reply.delayMs ?? 0) : 0
@@ -463,37 +534,47 @@ async function streamCompletion(exchange: Exchange, request: RecordedRequest, re
     await exchange.write(chunk({ content: piece }, null))
   }
   if (reply.type === "tool") {
-    const call = { index: 0, id: toolCallId(request), type: "function", function: { name: reply.name, arguments: "" } }
-    await exchange.write(chunk({ tool_calls: [call] }, null))
-    const args = JSON.stringify(reply.args)
-    // The arguments arrive in three pieces, as real providers stream them.
-    for (const piece of slices(args, Math.ceil(args.length / 3))) {
-      await exchange.write(chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }, null))
+    for (const [index, spec] of callsOf(reply).entries()) {
+      const call = {
+        index,
+        id: toolCallId(request, index),
+        type: "function",
+        function: { name: spec.name, arguments: "" },
+      }
+      await exchange.write(chunk({ tool_calls: [call] }, null))
+      const args = JSON.stringify(spec.args)
+      // The arguments arrive in three pieces, as real providers stream them.
+      for (const piece of slices(args, Math.ceil(args.length / 3))) {
+        await exchange.write(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }, null))
+      }
     }
   }
   await exchange.write(chunk({}, finishReason(reply)))
-  await exchange.write(sse({ ...envelope(request), choices: [], usage: usageBody(request, reply) }))
+  await exchange.write(sse({ ...envelope(request), choices: [], usage: usageBody(request, reply, cachedTokens) }))
   await exchange.end("data: [DONE]\n\n")
 }
 
-function sendCompletion(exchange: Exchange, request: RecordedRequest, reply: Completion): Promise<void> {
+function sendCompletion(
+  exchange: Exchange,
+  request: RecordedRequest,
+  reply: Completion,
+  cachedTokens: number,
+): Promise<void> {
   const content = reply.type === "tool" ? (reply.text ?? null) : reply.text
   const calls =
     reply.type === "tool"
-      ? [
-          {
-            id: toolCallId(request),
-            type: "function",
-            function: { name: reply.name, arguments: JSON.stringify(reply.args) },
-          },
-        ]
+      ? callsOf(reply).map((spec, index) => ({
+          id: toolCallId(request, index),
+          type: "function",
+          function: { name: spec.name, arguments: JSON.stringify(spec.args) },
+        }))
       : undefined
   const message = { role: "assistant", content, ...(calls ? { tool_calls: calls } : {}) }
   return exchange.json(200, {
     ...envelope(request),
     object: "chat.completion",
     choices: [{ index: 0, message, finish_reason: finishReason(reply) }],
-    usage: usageBody(request, reply),
+    usage: usageBody(request, reply, cachedTokens),
   })
 }
 
@@ -526,8 +607,12 @@ function finishReason(reply: Completion): string {
   return reply.type === "length" ? "length" : "stop"
 }
 
-function toolCallId(request: RecordedRequest): string {
-  return `call_${request.id}_0`
+function toolCallId(request: RecordedRequest, index: number): string {
+  return `call_${request.id}_${index}`
+}
+
+function callsOf(reply: Extract<Reply, { type: "tool" }>): ToolCallSpec[] {
+  return [{ name: reply.name, args: reply.args }, ...(reply.more ?? [])]
 }
 
 function chunker(request: RecordedRequest) {
@@ -545,25 +630,110 @@ function envelope(request: RecordedRequest) {
 }
 
 /**
- * OpenAI usage. prompt_tokens = input + cacheRead + cacheWrite; OpenCode 1.18.33 reports
- * tokens.input = prompt_tokens - cached_tokens and cache.read = cached_tokens. The openai-compatible
- * provider has no cache-write field, so cacheWrite shows up in tokens.input and cache.write stays 0;
- * `cache_write_tokens` (what @ai-sdk/openai reads) is sent anyway.
+ * OpenAI usage, recorded on the request as it is sent. prompt_tokens = input + cacheRead + cacheWrite;
+ * OpenCode 1.18.33 reports tokens.input = prompt_tokens - cached_tokens and cache.read = cached_tokens.
+ * The openai-compatible provider has no cache-write field, so cacheWrite shows up in tokens.input and
+ * cache.write stays 0; `cache_write_tokens` (what @ai-sdk/openai reads) is sent anyway. A scripted
+ * `cacheRead` wins; otherwise the simulated cache's `cachedTokens` move out of input (never more than it).
  */
-function usageBody(request: RecordedRequest, reply: Completion) {
+function usageBody(request: RecordedRequest, reply: Completion, cachedTokens: number) {
   const usage = reply.usage ?? {}
-  const content = reply.type === "tool" ? `${reply.text ?? ""}${JSON.stringify(reply.args)}` : reply.text
-  const input = usage.input ?? Math.max(1, Math.ceil(request.bytes / 4))
-  const output = usage.output ?? Math.max(1, Math.ceil(content.length / 4))
-  const cacheRead = usage.cacheRead ?? 0
+  const content =
+    reply.type === "tool"
+      ? `${reply.text ?? ""}${callsOf(reply)
+          .map((spec) => JSON.stringify(spec.args))
+          .join("")}`
+      : reply.text
+  const uncached = usage.input ?? Math.max(1, estimateTokens(request.bytes))
+  const output = usage.output ?? Math.max(1, estimateTokens(content.length))
+  const cacheRead = usage.cacheRead ?? Math.min(cachedTokens, uncached)
+  const input = usage.cacheRead === undefined ? uncached - cacheRead : uncached
   const cacheWrite = usage.cacheWrite ?? 0
   const prompt = input + cacheRead + cacheWrite
+  request.promptTokens = prompt
+  request.cachedTokens = cacheRead
+  request.completionTokens = output
   return {
     prompt_tokens: prompt,
     completion_tokens: output,
     total_tokens: prompt + output,
     prompt_tokens_details: { cached_tokens: cacheRead, cache_write_tokens: cacheWrite },
   }
+}
+
+/** Tokens of `bytes` bytes of text, as this server counts them everywhere: one per 4 bytes, rounded up. */
+function estimateTokens(bytes: number): number {
+  return Math.ceil(bytes / 4)
+}
+
+/** What the simulated cache found for one request: `keep()` adds its input to the cache. */
+interface CacheMatch {
+  /** Bytes of its input shared with the longest matching earlier input of the same model. */
+  bytes: number
+  /** Those bytes in tokens, rounded down to the block size; 0 below the minimum. */
+  tokens: number
+  keep(): void
+}
+
+/**
+ * The input a provider's prompt cache sees, in the order it reads it: the tool definitions, then
+ * the messages (OpenCode sends the system message first). Other body fields (model, max_tokens,
+ * stream…) are not part of it. Null for a body that did not parse.
+ */
+export function promptCacheInput(body: unknown): Buffer | null {
+  if (body === null || typeof body !== "object") return null
+  const { tools, messages } = body as { tools?: unknown; messages?: unknown }
+  return Buffer.from(JSON.stringify({ tools, messages }))
+}
+
+/**
+ * The simulated prompt cache, one list of inputs per model name (a provider caches per model). Each
+ * input is serialised once, when its request arrives; a new one is compared with each kept input,
+ * and an input that a newer one begins with is dropped, since the newer one matches everything it did.
+ */
+function createPromptCache(option: ModelServerOptions["promptCache"]) {
+  if (!option) return null
+  const minTokens = (option === true ? undefined : option.minTokens) ?? 1_024
+  const blockTokens = Math.max(1, (option === true ? undefined : option.blockTokens) ?? 128)
+  const inputs = new Map<string, Buffer[]>()
+  return {
+    match(request: RecordedRequest): CacheMatch {
+      const input = promptCacheInput(request.body)
+      if (input === null) return { bytes: 0, tokens: 0, keep: () => undefined }
+      const earlier = inputs.get(request.model) ?? []
+      const shared = earlier.map((candidate) => sharedPrefixBytes(input, candidate))
+      const bytes = Math.max(0, ...shared)
+      const tokens = estimateTokens(bytes)
+      return {
+        bytes,
+        tokens: tokens < minTokens ? 0 : tokens - (tokens % blockTokens),
+        keep() {
+          if (bytes === input.length) return
+          const rest = earlier.filter((candidate, index) => shared[index] !== candidate.length)
+          inputs.set(request.model, [...rest, input])
+        },
+      }
+    },
+  }
+}
+
+/** How many bytes `a` and `b` share at their start: whole blocks compared natively, then the differing block byte by byte. */
+function sharedPrefixBytes(a: Buffer, b: Buffer): number {
+  const length = Math.min(a.length, b.length)
+  const block = 4_096
+  let at = 0
+  while (at < length) {
+    const end = Math.min(at + block, length)
+    if (a.compare(b, at, end, at, end) !== 0) break
+    at = end
+  }
+  while (at < length && a[at] === b[at]) at += 1
+  return at
+}
+
+/** Whether the model read the prompt of a request answered with `reply` (so a provider would have cached it). */
+function readsPrompt(reply: Reply): boolean {
+  return reply.type !== "status" && reply.type !== "hang" && !(reply.type === "reset" && reply.text === undefined)
 }
 
 function defaultErrorBody(status: number, options: { message?: string; type?: string; code?: string | null } = {}) {
