@@ -13,6 +13,7 @@ import {
   type GitlabFakeOptions,
   gitEnv,
   type ModelServer,
+  type ModelServerOptions,
   type RecordedRequest,
   type Reply,
   startGithubFake,
@@ -103,6 +104,8 @@ export interface ScenarioOptions {
   coordinator?: string[]
   config?: Record<string, unknown>
   contextLimit?: number
+  /** Options of the scripted model server (its simulated prompt cache, say). */
+  server?: ModelServerOptions
 }
 
 export interface Scenario {
@@ -119,7 +122,7 @@ export interface Scenario {
 
 /** A repo on `feature` with a change against `main`, a scripted model, and a config pointing at it. */
 export async function createScenario(options: ScenarioOptions = {}): Promise<Scenario> {
-  const server = await startModelServer()
+  const server = await startModelServer(options.server)
   const repo = await createTempRepo()
   cleanups.push(
     () => server.close(),

@@ -227,8 +227,8 @@ function unjudgedFindings(calls: readonly SpawnMetadata[]): number {
   return calls.reduce((sum, call) => sum + call.cut, 0)
 }
 
-// Every coordinator step and every spawn_reviewers call was paid for, even when the coordinator
-// was retried afterwards; units OpenCode reports no cost for are priced from the config.
+// Every coordinator step and every reviewer session was paid for, even when the coordinator was
+// retried afterwards; units OpenCode reports no cost for are priced from the config.
 function usageOf(
   result: CoordinatorResult,
   calls: readonly SpawnMetadata[],
@@ -238,14 +238,23 @@ function usageOf(
   const items: UsageItem[] = [
     ...extra,
     ...result.steps.map((step) => ({ agent: step.agent, model: step.model, tokens: step, costUsd: step.costUsd })),
-    ...calls.flatMap((call) =>
-      call.reviewers.map((report) => ({
-        agent: report.name,
-        model: report.model,
-        tokens: report.tokens,
-        costUsd: report.costUsd,
-      })),
-    ),
+    ...reviewerUsage(calls),
   ]
   return tallyUsage(items, (model) => priceOf(config, model))
+}
+
+/**
+ * What the reviewers of every spawn_reviewers call cost, each session once: a call that reports
+ * sessions an earlier call already did (a second call joins the reviewers already running) adds
+ * nothing, while a call that ran the reviewers again (after a coordinator failback) adds its own.
+ */
+export function reviewerUsage(calls: readonly SpawnMetadata[]): UsageItem[] {
+  const counted = new Set<string>()
+  return calls.flatMap((call) =>
+    call.reviewers.flatMap((report) => {
+      if (report.sessionIDs.length > 0 && report.sessionIDs.every((id) => counted.has(id))) return []
+      for (const id of report.sessionIDs) counted.add(id)
+      return [{ agent: report.name, model: report.model, tokens: report.tokens, costUsd: report.costUsd }]
+    }),
+  )
 }

@@ -138,7 +138,7 @@ function record(findings: ReviewFinding[], over: Partial<ReviewRecord> = {}): Re
     dismissed: [],
     stillOpen: [],
     coverage: { reviewedFiles: 2, filtered: [], failedReviewers: [], complete: true, unjudgedFindings: 0 },
-    usage: { byAgent: {}, byModel: {}, costUsd: 0.12 },
+    usage: { byAgent: {}, byModel: {}, costUsd: 0.12, cacheHitRate: 0 },
     durationMs: 42_000,
     reasons: critical ? ["1 critical finding"] : [],
     summary: "The change builds SQL by hand.",

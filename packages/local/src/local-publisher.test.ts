@@ -116,7 +116,10 @@ describe("publishLocal", () => {
     expect(markdown).toContain("*security · raised by security · new · f2*")
     expect(markdown).toContain("- Filtered, not reviewed (1):\n  - `bun.lock` — lockfile")
     expect(markdown).toContain("- Every scheduled reviewer finished.")
-    expect(markdown).toContain("Cost $0.43 · 3m 39s · tokens: 12,000 in, 800 out, 9,000 cache read, 100 cache write")
+    // 9,000 of 21,100 prompt tokens came from the provider's cache.
+    expect(markdown).toContain(
+      "Cost $0.43 · 3m 39s · tokens: 12,000 in, 800 out, 9,000 cache read, 100 cache write (43 % cache hits)",
+    )
   })
 
   test("prints a concise plain-text rendering", async () => {

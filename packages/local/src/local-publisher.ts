@@ -185,7 +185,7 @@ function footer(record: ReviewRecord): string {
   const totals = reviewUsageTotal(record.usage)
   const tokens =
     totals.input + totals.output + totals.cacheRead + totals.cacheWrite > 0
-      ? ` · tokens: ${formatNumber(totals.input)} in, ${formatNumber(totals.output)} out, ${formatNumber(totals.cacheRead)} cache read, ${formatNumber(totals.cacheWrite)} cache write`
+      ? ` · tokens: ${formatNumber(totals.input)} in, ${formatNumber(totals.output)} out, ${formatNumber(totals.cacheRead)} cache read, ${formatNumber(totals.cacheWrite)} cache write (${Math.round(record.usage.cacheHitRate * 100)} % cache hits)`
       : ""
   return `Cost ${dollars(record.usage.costUsd)} · ${formatDuration(record.durationMs)}${tokens}`
 }

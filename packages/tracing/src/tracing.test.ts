@@ -192,7 +192,7 @@ const record: ReviewRecord = {
     complete: true,
     unjudgedFindings: 0,
   },
-  usage: { byAgent: {}, byModel: {}, costUsd: 0.0834 },
+  usage: { byAgent: {}, byModel: {}, costUsd: 0.0834, cacheHitRate: 0 },
   durationMs: 10_000,
   reasons: [],
   summary: "",

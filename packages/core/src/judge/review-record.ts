@@ -1,7 +1,7 @@
 import * as z from "zod"
 import { type CodeFinding, Decision, Finding, normalizeCategory } from "../model/finding"
 import { comparableText } from "../model/text"
-import { ReviewUsage, reviewUsageTotal, type UsageEntry } from "../model/usage"
+import { ReviewUsage, reviewUsage, reviewUsageTotal, type UsageEntry } from "../model/usage"
 import { Tier } from "../plan/risk"
 import type { Review } from "../protocol/findings-xml"
 import { PlanFile, PlanFileAgent, PlanFileEntry, type ProtocolRead, parsePlanFile } from "../protocol/plan-file"
@@ -317,5 +317,5 @@ const finished = new Set(["ok", "done", "completed"])
 function usageOf(usage: ReviewRecordInput["usage"]): ReviewUsage {
   const byAgent = usage?.byAgent ?? {}
   const byModel = usage?.byModel ?? {}
-  return { byAgent, byModel, costUsd: usage?.costUsd ?? reviewUsageTotal({ byAgent, byModel }).costUsd }
+  return reviewUsage({ byAgent, byModel, costUsd: usage?.costUsd ?? reviewUsageTotal({ byAgent, byModel }).costUsd })
 }

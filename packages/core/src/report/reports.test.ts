@@ -74,7 +74,7 @@ function record(findings: ReviewFinding[]): ReviewRecord {
     dismissed: [],
     stillOpen: [],
     coverage: { reviewedFiles: 3, filtered: [], failedReviewers: [], complete: true, unjudgedFindings: 0 },
-    usage: { byAgent: {}, byModel: {}, costUsd: 0 },
+    usage: { byAgent: {}, byModel: {}, costUsd: 0, cacheHitRate: 0 },
     durationMs: 1000,
     reasons: [],
     summary: "One injection.",

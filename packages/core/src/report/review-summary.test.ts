@@ -28,8 +28,11 @@ const record = (over: Partial<ReviewRecord> = {}): ReviewRecord => ({
   coverage: { reviewedFiles: 3, filtered: [], failedReviewers: [], complete: true, unjudgedFindings: 0 },
   usage: {
     byAgent: {},
-    byModel: { "anthropic/claude": { input: 1200, output: 300, cacheRead: 0, cacheWrite: 0, costUsd: 0.42 } },
+    byModel: {
+      "anthropic/claude": { input: 1200, output: 300, cacheRead: 0, cacheWrite: 0, costUsd: 0.42, cacheHitRate: 0 },
+    },
     costUsd: 0.42,
+    cacheHitRate: 0,
   },
   durationMs: 65_000,
   reasons: [],
@@ -59,8 +62,18 @@ describe("renderSummary", () => {
     expect(text).toContain("**Decision:** `approved`")
     expect(text).toContain("No findings.")
     expect(text).toContain("Every scheduled reviewer finished.")
-    expect(text).toContain("Cost 0.42 USD · 1m 05s · 1,200 tokens in, 300 out")
+    expect(text).toContain("Cost 0.42 USD · 1m 05s · 1,200 tokens in, 300 out, 0 cache read (0 % cache hits)")
     expect(text).toContain("head `01234567`")
+  })
+
+  test("the cost line shows the review's cache hit rate", () => {
+    const entry = { input: 7_600, output: 1_234, cacheRead: 4_745, cacheWrite: 0, costUsd: 0.05, cacheHitRate: 0.384 }
+    const text = renderSummary(
+      input({
+        record: record({ usage: { byAgent: {}, byModel: { "a/m": entry }, costUsd: 0.05, cacheHitRate: 0.384 } }),
+      }),
+    )
+    expect(text).toContain("Cost 0.05 USD · 1m 05s · 7,600 tokens in, 1,234 out, 4,745 cache read (38 % cache hits)")
   })
 
   test("a partial review or unreviewed files never read as clean", () => {

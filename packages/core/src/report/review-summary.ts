@@ -282,7 +282,7 @@ function footer(record: ReviewRecord): string {
   const tokens = totals.input + totals.output + totals.cacheRead + totals.cacheWrite
   const tokenText =
     tokens > 0
-      ? ` · ${formatNumber(totals.input)} tokens in, ${formatNumber(totals.output)} out, ${formatNumber(totals.cacheRead)} cache read`
+      ? ` · ${formatNumber(totals.input)} tokens in, ${formatNumber(totals.output)} out, ${formatNumber(totals.cacheRead)} cache read (${Math.round(record.usage.cacheHitRate * 100)} % cache hits)`
       : ""
   return `Cost ${dollars(record.usage.costUsd)} · ${formatDuration(record.durationMs)}${tokenText} · opencode-reviewer`
 }

@@ -1,0 +1,136 @@
+import { readFile } from "node:fs/promises"
+import { join } from "node:path"
+import { findingsReply, type RecordedRequest, statusReply, toolCall } from "@opencode-reviewer/testkit"
+import { afterEach, describe, expect, test } from "vitest"
+import { cleanUp, createScenario, specialists } from "./harness"
+
+// What a review cost, end to end: the scripted model plays a provider with OpenAI's automatic prompt
+// cache, and review.json must add up exactly what it reported, cache reads included, priced at the
+// config's rates (the harness gives every model input 3, output 15, cache read 0.3 USD per million).
+
+afterEach(cleanUp)
+
+const price = { input: 3, output: 15, cacheRead: 0.3 }
+
+/**
+ * Tokens as OpenCode reports them from the server's usage (input is the uncached part of the
+ * prompt); a request answered with an error reported none.
+ */
+function tokensOf(requests: readonly RecordedRequest[]) {
+  const answered = requests.filter((request) => request.promptTokens !== undefined)
+  const sum = (pick: (request: RecordedRequest) => number) =>
+    answered.reduce((total, request) => total + pick(request), 0)
+  return {
+    input: sum((request) => request.promptTokens! - request.cachedTokens!),
+    output: sum((request) => request.completionTokens!),
+    cacheRead: sum((request) => request.cachedTokens!),
+    cacheWrite: 0,
+  }
+}
+
+function costOf(tokens: ReturnType<typeof tokensOf>): number {
+  return (tokens.input * price.input + tokens.output * price.output + tokens.cacheRead * price.cacheRead) / 1e6
+}
+
+describe("review usage with a provider prompt cache", () => {
+  test("review.json counts every reported request once, with its cache reads, price and hit rate", async () => {
+    // Every reviewer on one model, as a team would run them: their requests share the tool
+    // definitions and the shared rules at the start, which the provider serves from its cache.
+    const scenario = await createScenario({
+      server: { promptCache: true },
+      replies: { "fake/reviewer": findingsReply([]) },
+      config: { reviewers: Object.fromEntries(specialists.map((name) => [name, { model: "fake/reviewer" }])) },
+    })
+    const run = await scenario.run()
+    expect(run.code).toBe(0)
+    const usage = run.record!.usage
+    const requests = scenario.server.requests.filter((request) => !request.isTitle)
+    expect(requests.every((request) => request.promptTokens !== undefined)).toBe(true)
+
+    const reviewers = requests.filter((request) => request.model === "reviewer")
+    expect(reviewers).toHaveLength(6)
+    // The first reviewer request fills the cache; the others read from it the start they share
+    // (the tool definitions and the rules every reviewer gets, before its own prompt).
+    expect(reviewers.filter((request) => request.cachedTokens! > 0)).toHaveLength(5)
+    expect(usage.byModel["fake/reviewer"]).toMatchObject(tokensOf(reviewers))
+    // Per agent: one session each, so the six agents' cache reads are the six requests'.
+    const agents = Object.entries(usage.byAgent).filter(([name]) => name !== "review_coordinator")
+    expect(agents).toHaveLength(6)
+    const byValue = (a: number, b: number) => a - b
+    expect(agents.map(([, entry]) => entry.cacheRead).sort(byValue)).toEqual(
+      reviewers.map((request) => request.cachedTokens!).sort(byValue),
+    )
+    for (const [name, entry] of agents) {
+      const rate = Math.round((entry.cacheRead / (entry.input + entry.cacheRead)) * 1_000) / 1_000
+      expect(entry.cacheHitRate, name).toBe(rate)
+    }
+
+    // The coordinator's second request extends its first and reads it from the cache. It is the one
+    // that calls submit_review: the comment server holds that call and the CLI ends the run once
+    // submission.json exists, before OpenCode reports the step (docs/contracts.md, review.json
+    // `usage`), so it is the one request review.json cannot count.
+    const coordinator = requests.filter((request) => request.model === "coordinator")
+    expect(coordinator).toHaveLength(2)
+    const submit = coordinator.at(-1)!
+    expect(submit.reply).toMatchObject({ type: "tool", name: "review_submit_review" })
+    expect(submit.cachedTokens).toBeGreaterThan(0)
+    const counted = requests.filter((request) => request !== submit)
+    expect(usage.byModel["fake/coordinator"]).toMatchObject(tokensOf(coordinator.slice(0, -1)))
+
+    // The whole review: every counted request once, priced at the config's rates.
+    const total = tokensOf(counted)
+    expect(total.cacheRead).toBeGreaterThan(5 * 1_024)
+    const entries = Object.values(usage.byModel)
+    expect(entries.reduce((sum, entry) => sum + entry.cacheRead, 0)).toBe(total.cacheRead)
+    expect(entries.reduce((sum, entry) => sum + entry.input, 0)).toBe(total.input)
+    expect(usage.costUsd).toBeCloseTo(costOf(total), 5)
+    const rate = Math.round((total.cacheRead / (total.input + total.cacheRead)) * 1_000) / 1_000
+    expect(usage.cacheHitRate).toBe(rate)
+    expect(rate).toBeGreaterThan(0.2)
+
+    // review.md and the CLI's closing lines show the hit rate beside the cache reads.
+    const shown = `${total.cacheRead.toLocaleString("en-US")} cache read, 0 cache write (${Math.round(rate * 100)} % cache hits)`
+    expect(await readFile(join(scenario.outputDir, "review.md"), "utf8")).toContain(shown)
+    expect(run.stdout).toContain(shown)
+  })
+  test("a coordinator attempt that failed and its reviewers are counted once, beside the failback's", async () => {
+    // fake/top runs the reviewers, then answers 503 until the coordinator fails back to
+    // fake/coordinator, which runs them again: all of that was paid for, each request once.
+    const scenario = await createScenario({
+      server: { promptCache: true },
+      coordinator: ["fake/top", "fake/coordinator"],
+      replies: {
+        "fake/reviewer": findingsReply([]),
+        "fake/top": (request) =>
+          request.toolResults.length === 0
+            ? toolCall("spawn_reviewers", {})
+            : statusReply(503, { message: "overloaded", headers: { "retry-after-ms": "0" } }),
+      },
+      config: { reviewers: Object.fromEntries(specialists.map((name) => [name, { model: "fake/reviewer" }])) },
+    })
+    const run = await scenario.run()
+    expect(run.code).toBe(0)
+    expect(run.stderr).toMatch(/failing back to fake\/coordinator/)
+    const usage = run.record!.usage
+    const requests = scenario.server.requests.filter((request) => !request.isTitle)
+    const top = requests.filter((request) => request.model === "top")
+    expect(top.filter((request) => request.promptTokens !== undefined)).toHaveLength(1)
+    expect(top.length).toBeGreaterThan(2)
+    const reviewers = requests.filter((request) => request.model === "reviewer")
+    expect(reviewers).toHaveLength(12)
+    // The second run of the reviewers reads far more from the cache than the first could.
+    expect(tokensOf(reviewers.slice(6)).cacheRead).toBeGreaterThan(tokensOf(reviewers.slice(0, 6)).cacheRead)
+    const coordinator = requests.filter((request) => request.model === "coordinator")
+    expect(coordinator.at(-1)!.reply).toMatchObject({ type: "tool", name: "review_submit_review" })
+
+    expect(usage.byModel["fake/top"]).toMatchObject(tokensOf(top))
+    expect(usage.byModel["fake/reviewer"]).toMatchObject(tokensOf(reviewers))
+    expect(usage.byModel["fake/coordinator"]).toMatchObject(tokensOf(coordinator.slice(0, -1)))
+    const counted = tokensOf(requests.filter((request) => request !== coordinator.at(-1)))
+    expect(usage.byAgent.review_coordinator).toMatchObject(tokensOf([...top, ...coordinator.slice(0, -1)]))
+    expect(usage.costUsd).toBeCloseTo(costOf(counted), 5)
+    expect(usage.cacheHitRate).toBe(
+      Math.round((counted.cacheRead / (counted.input + counted.cacheRead)) * 1_000) / 1_000,
+    )
+  })
+})
