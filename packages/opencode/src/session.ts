@@ -45,6 +45,8 @@ export interface ChildSessions {
   statuses(): Promise<Map<string, SessionSignal>>
   /** The session's assistant messages, oldest first. */
   read(sessionID: string): Promise<AssistantReply[]>
+  /** True when the session's last message is a user message no answer follows yet (a turn still to run). */
+  pending(sessionID: string): Promise<boolean>
 }
 
 /** The subset of OpenCode's v1 client (`PluginInput.client`) the child sessions call. */
@@ -117,6 +119,13 @@ export function childSessions(client: SessionClient): ChildSessions {
         client.session.messages({ path: { id: sessionID } }),
       )
       return Array.isArray(result) ? result.flatMap(readReply) : []
+    },
+    async pending(sessionID) {
+      const result = await call("session.messages", sessionID, () =>
+        client.session.messages({ path: { id: sessionID } }),
+      )
+      const last = Array.isArray(result) ? result.at(-1) : undefined
+      return isRecord(last) && isRecord(last.info) && last.info.role === "user"
     },
   }
 }
