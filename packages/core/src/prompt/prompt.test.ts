@@ -14,6 +14,8 @@ import {
 const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "" })
 
 const input = (overrides: Partial<PromptInput> = {}): PromptInput => ({
+  repoDir: "/repo",
+  today: "2026-12-05",
   workDir: "/work",
   contextFile: "/work/shared-mr-context.txt",
   tier: "full",
@@ -261,5 +263,49 @@ describe("clipLongLines", () => {
     expect(clipLongLines(parseDiff(diff).files, 3)[3]!.detail).toBe(
       "2 lines in 1 more file are longer than 2,000 characters; reviewers saw at most the first 1,999 characters of each",
     )
+  })
+})
+
+describe("what the prompts carry besides the change", () => {
+  test("the coordinator's input names the checkout and today's date before anything about the change", () => {
+    const { coordinator } = buildPrompts(input())
+    expect(
+      coordinator.startsWith("<review_request>\n<repository>/repo</repository>\n<today>2026-12-05</today>\n"),
+    ).toBe(true)
+  })
+
+  test("many security-sensitive paths are one reason in the prompts, since the file list marks each file", () => {
+    const paths = Array.from({ length: 24 }, (_, index) => `src/auth/module${index}.ts`)
+    const built = buildPrompts(
+      input({
+        reasons: ["a migration changed", ...paths.map((path) => `security-sensitive path: ${path}`)],
+        files: paths.map((path) => file(path, 10, true)),
+      }),
+    )
+    const reasons = [...built.sharedContext.matchAll(/<reason>([^<]*)<\/reason>/g)].map((match) => match[1])
+    expect(reasons).toEqual([
+      "a migration changed",
+      "security-sensitive paths: 24 files, each marked security_sensitive in the file list (src/auth/module0.ts, src/auth/module1.ts, src/auth/module2.ts and 21 more)",
+    ])
+    expect(built.sharedContext.match(/security_sensitive="true"/g)).toHaveLength(24)
+  })
+
+  test("a few security-sensitive paths, or a list that does not mark them all, keep one reason each", () => {
+    const few = ["src/auth/a.ts", "src/auth/b.ts"]
+    const built = buildPrompts(
+      input({
+        reasons: few.map((path) => `security-sensitive path: ${path}`),
+        files: few.map((path) => file(path, 1, true)),
+      }),
+    )
+    expect(built.coordinator.match(/<reason>security-sensitive path: /g)).toHaveLength(2)
+    const paths = Array.from({ length: 5 }, (_, index) => `src/auth/m${index}.ts`)
+    const unmarked = buildPrompts(
+      input({
+        reasons: paths.map((path) => `security-sensitive path: ${path}`),
+        files: paths.map((path, index) => file(path, 1, index > 0)),
+      }),
+    )
+    expect(unmarked.coordinator.match(/<reason>security-sensitive path: /g)).toHaveLength(5)
   })
 })

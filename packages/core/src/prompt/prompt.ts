@@ -111,6 +111,10 @@ export interface Clip {
 
 /** Everything the coordinator's input and the shared context are built from. */
 export interface PromptInput {
+  /** The checkout the agents read: OpenCode's project directory. */
+  repoDir: string
+  /** Today's date, `YYYY-MM-DD` (OpenCode's own date line is taken out of the system prompt). */
+  today: string
   workDir: string
   contextFile: string
   tier: string
@@ -208,7 +212,9 @@ export function buildPrompts(input: PromptInput): Prompts {
     `</merge_request>`,
   ].join("\n")
 
-  const risk = `<risk tier="${input.tier}">${input.reasons.map((reason, index) => `\n<reason>${text(`reason ${index + 1}`, reason)}</reason>`).join("")}\n</risk>`
+  const risk = `<risk tier="${input.tier}">${promptReasons(input.reasons, input.files)
+    .map((reason, index) => `\n<reason>${text(`reason ${index + 1}`, reason)}</reason>`)
+    .join("")}\n</risk>`
   // Every line is built (and checked) once; the prompts carry a selection, the file list all of them.
   const fileLines = input.files.map((file, index) =>
     fileLine(file, (field, value) => attr(`file ${index + 1} ${field}`, value)),
@@ -315,6 +321,8 @@ export function buildPrompts(input: PromptInput): Prompts {
   const coordinator =
     [
       `<review_request>`,
+      `<repository>${escapeXml(input.repoDir)}</repository>`,
+      `<today>${escapeXml(input.today)}</today>`,
       `<work_dir>${escapeXml(input.workDir)}</work_dir>`,
       `<shared_context_file>${escapeXml(input.contextFile)}</shared_context_file>`,
       mergeRequest,
@@ -442,6 +450,20 @@ function codePoints(text: string): number {
     }
   }
   return text.length - surrogates
+}
+
+// A change under a security-sensitive directory gives one reason per file; the prompts say it once,
+// since every such file is marked security_sensitive in the file list (plan.json keeps them all).
+function promptReasons(reasons: readonly string[], files: readonly PromptFile[]): string[] {
+  const prefix = "security-sensitive path: "
+  const sensitive = reasons.filter((reason) => reason.startsWith(prefix))
+  if (sensitive.length <= 3) return [...reasons]
+  const marked = files.filter((file) => file.securitySensitive).length
+  const named = sensitive.slice(0, 3).map((reason) => reason.slice(prefix.length))
+  const summary = `security-sensitive paths: ${count(sensitive.length)} files, each marked security_sensitive in the file list (${named.join(", ")} and ${count(sensitive.length - named.length)} more)`
+  const first = reasons.indexOf(sensitive[0]!)
+  const rest = reasons.filter((reason) => !reason.startsWith(prefix))
+  return marked === sensitive.length ? [...rest.slice(0, first), summary, ...rest.slice(first)] : [...reasons]
 }
 
 function count(value: number): string {

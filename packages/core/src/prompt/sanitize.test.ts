@@ -117,6 +117,8 @@ describe("escaping", () => {
 })
 
 const input = (overrides: Partial<PromptInput> = {}): PromptInput => ({
+  repoDir: "/repo",
+  today: "2026-12-05",
   workDir: "/work",
   contextFile: "/work/shared-mr-context.txt",
   tier: "lite",

@@ -36,6 +36,8 @@ export interface PlanOptions {
    * plan can be shown while they are; planReview returns only when every file is complete.
    */
   onPlanned?: (plan: ReviewPlan) => void | Promise<void>
+  /** The clock for today's date in the coordinator's input (default: the system clock). */
+  now?: () => Date
 }
 
 /** A diff file with the planner's verdicts. */
@@ -182,6 +184,8 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
 
   const reviewed = planned.filter((entry) => entry.noise === null)
   const prompts = buildPrompts({
+    repoDir: options.repoDir,
+    today: (options.now?.() ?? new Date()).toISOString().slice(0, 10),
     workDir,
     contextFile: join(workDir, "shared-mr-context.txt"),
     tier: assessment.tier,
