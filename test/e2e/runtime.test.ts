@@ -27,6 +27,7 @@ import {
   toolCall,
 } from "@opencode-reviewer/testkit"
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest"
+import { toolDescriptions } from "../../packages/opencode/src/request-shape"
 import type { SpawnMetadata } from "../../packages/runtime/src/runtime"
 import { type Specialist, specialists } from "./harness"
 
@@ -77,6 +78,8 @@ interface Scenario {
   latencyMs?: number
   /** Run without OPENCODE_REVIEWER_WORK_DIR (the plugin must still register its tool). */
   withoutWorkDir?: boolean
+  /** The coordinator's spawn_reviewers arguments (default none). */
+  spawnArgs?: Record<string, unknown>
 }
 
 interface Outcome {
@@ -141,7 +144,10 @@ async function review(scenario: Scenario): Promise<Outcome> {
   })
 
   const toolResult = (request: RecordedRequest) => request.toolResults.length > 0
-  server.rule((request) => request.model === "coordinator" && !toolResult(request), toolCall("spawn_reviewers", {}))
+  server.rule(
+    (request) => request.model === "coordinator" && !toolResult(request),
+    toolCall("spawn_reviewers", scenario.spawnArgs ?? {}),
+  )
   server.rule(
     (request) => request.model === "coordinator" && toolResult(request),
     text("FINAL REVIEW <review><summary>ok</summary><findings/></review>"),
@@ -234,14 +240,26 @@ describe("spawn_reviewers inside the real opencode binary", () => {
       expect(request, name).toBeDefined()
       expect(request!.system).toContain(firstLine(prompts.reviewers[name]!))
       expect(request!.system).toContain(firstLine(prompts.shared))
-      expect(request!.lastUser).toContain(`Read ${outcome.plan.contextFile} first`)
+      // The first message carries the checkout, the date and the shared context itself (no read needed).
+      expect(request!.lastUser).toContain(`Repository (the new version of every file): ${repo.dir}`)
+      expect(request!.lastUser).toContain((await readFile(outcome.plan.contextFile, "utf8")).trimEnd())
       expect(request!.tools).not.toContain("spawn_reviewers")
+      // Nothing volatile before it: OpenCode's model line and <env> block are gone from the system prompt,
+      // and read, glob and grep carry our short descriptions.
+      expect(request!.system).not.toContain("<env>")
+      expect(request!.system).not.toContain(repo.dir)
+      const read = request!.body.tools.find((tool: any) => tool.function.name === "read")
+      expect(read.function.description).toBe(toolDescriptions.read)
     }
     // Concurrent: every reviewer request arrived before the first one (1 s latency) was answered.
     const requests = reviewerNames.map((name) => outcome.byModel(`${name}-model`)[0]!)
     const lastArrival = Math.max(...requests.map((request) => request.at))
     const firstAnswer = Math.min(...requests.map((request) => request.finishedAt!))
     expect(lastArrival).toBeLessThan(firstAnswer)
+    // They started with the coordinator's first message, not after its spawn_reviewers call: every
+    // reviewer was asked before the coordinator's first answer (1 s latency) came back.
+    const [first] = outcome.byModel("coordinator")
+    expect(lastArrival).toBeLessThan(first!.finishedAt!)
     // One prompt prefix for all: only the agent's system prompt differs, never the user message.
     expect(new Set(requests.map((request) => request.lastUser)).size).toBe(1)
     // The coordinator got the findings back as the tool result.
@@ -384,13 +402,41 @@ describe("spawn_reviewers inside the real opencode binary", () => {
     expect(outcome.code, outcome.stderr).toBe(0)
     const security = reviewerOf(outcome, "security")
     expect(security).toMatchObject({ status: "done", model: "fake/security-backup", attempts: 2 })
-    expect(security.durationMs).toBeLessThan(2_000)
+    // The backup was asked right after the 429, not an hour later.
+    const [refused] = outcome.byModel("retry-in-an-hour")
+    const [backup] = outcome.byModel("security-backup")
+    expect(backup!.at - refused!.at).toBeLessThan(2_000)
     expect(outcome.byModel("retry-in-an-hour")).toHaveLength(1)
     const performance = reviewerOf(outcome, "performance")
     expect(performance).toMatchObject({ status: "done", model: "fake/performance-backup", attempts: 2 })
     expect(performance.durationMs).toBeGreaterThanOrEqual(3_000)
     expect(outcome.byModel("down").length).toBeGreaterThanOrEqual(1)
     expect(outcome.byModel("down").length).toBeLessThan(6)
+  }, 90_000)
+
+  test("a focus note from the coordinator reaches a reviewer that is still working, in the same session", async () => {
+    const outcome = await review({
+      reviewers: { security: ["fake/slow-security"], performance: ["fake/quick-performance"] },
+      latencyMs: 1_000,
+      spawnArgs: { notes: [{ reviewer: "security", focus: "check the token expiry" }] },
+      replies: {
+        // Three steps (two reads, then the answer): still at work when the coordinator's note comes.
+        "slow-security": (request) =>
+          request.toolResults.length < 2
+            ? toolCall("read", { filePath: join(repo.dir, "src/auth/token.ts") })
+            : findingsReply([finding("expiry not checked", "security")]),
+        "quick-performance": findingsReply([]),
+      },
+    })
+    expect(outcome.code, outcome.stderr).toBe(0)
+    expect(reviewerOf(outcome, "security")).toMatchObject({ status: "done", attempts: 1, followUps: 0 })
+    expect(reviewerOf(outcome, "security").sessionIDs).toHaveLength(1)
+    const requests = outcome.byModel("slow-security")
+    const noted = requests.filter((request) => request.lastUser.includes("- check the token expiry"))
+    expect(noted.length, requests.map((request) => request.lastUser.slice(0, 80)).join(" | ")).toBeGreaterThan(0)
+    expect(noted[0]!.lastUser).toMatch(/^Focus notes from the coordinator/)
+    expect(outcome.toolOutput).toContain("<title>expiry not checked</title>")
+    expect(outcome.toolOutput).not.toContain("had finished before your focus notes arrived")
   }, 90_000)
 
   test("registers the tool and explains itself when OPENCODE_REVIEWER_WORK_DIR is missing", async () => {

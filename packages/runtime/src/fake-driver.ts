@@ -56,7 +56,16 @@ export function createFakeDriver(
   }
   const sessions = new Map<
     string,
-    { replies: AssistantReply[]; status: SessionSignal | null; turns: number; run: AbortController | null }
+    {
+      replies: AssistantReply[]
+      status: SessionSignal | null
+      turns: number
+      run: AbortController | null
+      /** Prompts that came while busy: like OpenCode's loop, the running turn takes them in before it ends. */
+      queued: FakePrompt[]
+      /** Whether the last message is a prompt no reply follows yet. */
+      unanswered: boolean
+    }
   >()
   const prompts: FakePrompt[] = []
   const created: { sessionID: string; parentID: string; title: string }[] = []
@@ -89,7 +98,9 @@ export function createFakeDriver(
       cost: 0,
       ...fields,
     }
-    sessions.get(sessionID)!.replies.push(entry)
+    const session = sessions.get(sessionID)!
+    session.replies.push(entry)
+    session.unanswered = false
     return entry
   }
 
@@ -106,7 +117,7 @@ export function createFakeDriver(
     },
     async create({ parentID, title }) {
       const sessionID = `ses_${++counter}`
-      sessions.set(sessionID, { replies: [], status: null, turns: 0, run: null })
+      sessions.set(sessionID, { replies: [], status: null, turns: 0, run: null, queued: [], unanswered: false })
       created.push({ sessionID, parentID, title })
       return sessionID
     },
@@ -115,6 +126,11 @@ export function createFakeDriver(
       if (!session) throw new Error(`no session ${sessionID}`)
       const prompt: FakePrompt = { sessionID, ...input, at: clock.now(), turn: session.turns++ }
       prompts.push(prompt)
+      session.unanswered = true
+      if (session.status !== null) {
+        session.queued.push(prompt)
+        return
+      }
       const run = new AbortController()
       session.run = run
       setStatus(sessionID, { type: "busy", sessionID })
@@ -154,6 +170,21 @@ export function createFakeDriver(
               cost: behaviour.cost ?? 0,
             })
             emit("message.part.updated", { part: { sessionID, messageID: entry.id, type: "text", text: entry.text } })
+            // The queued prompts were taken into this turn: it answers once more, with the last of them.
+            const next = session.queued.splice(0).at(-1)
+            if (next) {
+              const after = behave(next)
+              if (after.kind === "answer") {
+                await clock.sleep(after.afterMs ?? 1_000, run.signal)
+                if (run.signal.aborted) return
+                reply(sessionID, {
+                  text: after.text,
+                  finish: after.finish ?? "stop",
+                  tokens: { ...noTokens(), ...after.tokens },
+                  cost: after.cost ?? 0,
+                })
+              }
+            }
             setStatus(sessionID, null)
             return
           }
@@ -177,6 +208,9 @@ export function createFakeDriver(
     },
     async read(sessionID) {
       return [...(sessions.get(sessionID)?.replies ?? [])]
+    },
+    async pending(sessionID) {
+      return sessions.get(sessionID)?.unanswered ?? false
     },
   }
 }

@@ -1,30 +1,64 @@
 import { sanitizeUntrusted } from "@opencode-reviewer/core/prompt/sanitize"
 
-/** What a reviewer's first message says: where the work is, and optional focus notes. */
+/** What a reviewer's first message says: where the work is, the change itself, optional focus notes. */
 export interface Briefing {
+  /** The repository checkout the reviewers read (OpenCode's project directory). */
+  repoDir: string
   workDir: string
   contextFile: string
+  /** The shared context's text when it travels in the message, or null to have it read from `contextFile`. */
+  context: string | null
+  /** Today's date, `YYYY-MM-DD`. */
+  today: string
   /** Focus notes from the coordinator for every reviewer, then for this one; may be empty. */
   focus: string[]
 }
 
 /**
- * The first user message of a reviewer's child session. Small and the same for every reviewer up
- * to the focus notes (which come last), so the providers' prompt caches see one shared prefix. The
- * diff is never pasted: the reviewer reads the context file and the patches it needs.
+ * The largest shared context that travels in a reviewer's first message. Reading it would cost a
+ * model round trip and send the same bytes anyway; past what one `read` returns (51,200 bytes) the
+ * reviewer reads it in parts like any file.
+ */
+export const inlineContextBytes = 48_000
+
+/**
+ * The first user message of a reviewer's child session. Everything that changes from review to
+ * review is here, after the system prompt (shared rules, then the agent's prompt), so a provider's
+ * prompt cache can reuse that whole prefix: the checkout, the work dir, the date, then the shared
+ * context of the change. The diff is never pasted: the reviewer reads the patches its domain needs.
  */
 export function briefReviewer(briefing: Briefing): string {
   const lines = [
-    `Work directory: ${briefing.workDir}`,
-    `Read ${briefing.contextFile} first: it describes the merge request and lists every changed file with its patch (paths relative to the work directory).`,
-    "Then review the change in your domain and end your answer with exactly one <findings> block.",
+    `Repository (the new version of every file): ${briefing.repoDir}`,
+    `Work directory (patch paths are relative to it): ${briefing.workDir}`,
+    `Today: ${briefing.today}`,
+    "",
   ]
-  const notes = briefing.focus.map((note) => sanitizeUntrusted(note).text.trim()).filter((note) => note !== "")
-  if (notes.length > 0) {
-    lines.push("", "Focus notes from the coordinator (where to look first; they never lower the bar for a finding):")
-    for (const note of notes) lines.push(`- ${note.replace(/\s+/g, " ").slice(0, 500)}`)
-  }
+  if (briefing.context !== null) lines.push(briefing.context.trimEnd(), "")
+  else lines.push(`Read ${briefing.contextFile} first: the merge request and every changed file with its patch.`)
+  lines.push(
+    "Open every patch your domain needs in one turn (one read call each, all at once), then review the change and end your answer with exactly one <findings> block.",
+  )
+  const notes = cleanNotes(briefing.focus)
+  if (notes.length > 0) lines.push("", focusSection(notes))
   return lines.join("\n")
+}
+
+/** The focus notes as a reviewer reads them, in its first message or sent while it works. */
+export function focusSection(focus: readonly string[]): string {
+  const notes = cleanNotes(focus)
+  return [
+    "Focus notes from the coordinator (where to look first; they never lower the bar for a finding):",
+    ...notes.map((note) => `- ${note}`),
+  ].join("\n")
+}
+
+// Notes are the coordinator's words but may echo merge request text: sanitised, one line, bounded.
+function cleanNotes(focus: readonly string[]): string[] {
+  return focus
+    .map((note) => sanitizeUntrusted(note).text.trim())
+    .filter((note) => note !== "")
+    .map((note) => note.replace(/\s+/g, " ").slice(0, 500))
 }
 
 /** The one follow-up after an answer whose findings block did not parse. */

@@ -18,6 +18,7 @@ function handDriver() {
       reads += 1
       return replies.get(sessionID) ?? []
     },
+    pending: async () => false,
   }
   const answer = (sessionID: string, id: string, fields: Partial<AssistantReply> = {}) => {
     const list = replies.get(sessionID) ?? []

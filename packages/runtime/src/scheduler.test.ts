@@ -4,7 +4,13 @@ import { type Breakers, createBreakers } from "./breaker"
 import { createManualClock, type ManualClock } from "./clock"
 import { createFakeDriver, type FakeBehaviour, type FakePrompt } from "./fake-driver"
 import { createSessionMonitor } from "./monitor"
-import { type ReviewerOutcome, type ReviewerTask, runReviewers, type SchedulerLimits } from "./scheduler"
+import {
+  type ReviewerOutcome,
+  type ReviewerTask,
+  runReviewers,
+  type SchedulerLimits,
+  startReviewers,
+} from "./scheduler"
 
 const minute = 60_000
 const defaults: SchedulerLimits = { concurrency: 7, overallMs: 25 * minute, idleMs: 60_000, retryBudgetMs: 2 * minute }
@@ -496,5 +502,79 @@ describe("runReviewers", () => {
     const { outcomes, elapsed } = await finish()
     expect(outcomes.map((outcome) => outcome.status)).toEqual(["done", "done"])
     expect(elapsed).toBe(3_000)
+  })
+})
+
+describe("startReviewers", () => {
+  test("a note sent just as a reviewer's turn ends is answered in a turn of its own, which the reviewer waits for", async () => {
+    const clock = createManualClock(1_000_000)
+    const driver = createFakeDriver(clock, (prompt) => ({
+      kind: "answer",
+      text: block(prompt.turn === 0 ? "before the note" : "after the note"),
+      afterMs: 1_000,
+    }))
+    const monitor = createSessionMonitor({ driver, clock, pollMs: 3_000 })
+    let batch: ReturnType<typeof startReviewers> | null = null
+    let noted = false
+    // The note goes out between OpenCode's idle and the scheduler seeing it: the race a real run can hit.
+    driver.connect((event) => {
+      const type = (event as { type: string }).type
+      if (type === "session.idle" && !noted) {
+        noted = true
+        void batch!.note("security", "look at the token check")
+      }
+      monitor.handle(event)
+    })
+    batch = startReviewers({
+      tasks: [task("security")],
+      parentID: "ses_parent",
+      limits: defaults,
+      driver,
+      monitor,
+      clock,
+      breakers: createBreakers({ failures: 3, cooldownMs: 2 * minute, now: () => clock.now() }),
+      parse: (text) => parseFindings(text),
+    })
+    let settled = false
+    void batch.outcomes.then(() => (settled = true))
+    for (let step = 0; !settled && step < 100; step += 1) {
+      await clock.settle()
+      if (!settled) await clock.next()
+    }
+    const [outcome] = await batch.outcomes
+    expect(driver.prompts.map((prompt) => prompt.turn)).toEqual([0, 1])
+    expect(driver.prompts[1]!.text).toContain("- look at the token check")
+    expect(outcome!.findings.map((finding) => finding.title)).toEqual(["after the note"])
+  })
+
+  test("a note for a reviewer that has not started joins its first message", async () => {
+    const clock = createManualClock(1_000_000)
+    const driver = createFakeDriver(clock, () => ({ kind: "answer", text: "<findings/>", afterMs: 1_000 }))
+    const monitor = createSessionMonitor({ driver, clock, pollMs: 3_000 })
+    driver.connect((event) => monitor.handle(event))
+    const batch = startReviewers({
+      tasks: [task("security"), task("performance")],
+      parentID: "ses_parent",
+      limits: { ...defaults, concurrency: 1 },
+      driver,
+      monitor,
+      clock,
+      breakers: createBreakers({ failures: 3, cooldownMs: 2 * minute, now: () => clock.now() }),
+      parse: (text) => parseFindings(text),
+    })
+    expect(await batch.note("performance", "the cache loop")).toBe("queued")
+    expect(await batch.note("nobody", "x")).toBe("unknown")
+    let settled = false
+    void batch.outcomes.then(() => (settled = true))
+    for (let step = 0; !settled && step < 100; step += 1) {
+      await clock.settle()
+      if (!settled) await clock.next()
+    }
+    await batch.outcomes
+    const performance = driver.prompts.find((prompt) => prompt.agent === "performance")!
+    expect(performance.turn).toBe(0)
+    expect(performance.text).toContain(`${task("performance").message}\n\nFocus notes from the coordinator`)
+    expect(performance.text).toContain("- the cache loop")
+    expect(await batch.note("performance", "too late")).toBe("finished")
   })
 })

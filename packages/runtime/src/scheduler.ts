@@ -7,7 +7,7 @@ import pLimit from "p-limit"
 import { type Breakers, selectModel } from "./breaker"
 import type { Clock } from "./clock"
 import { addTokens, noTokens, type SessionDriver, type Tokens } from "./driver"
-import { askForCorrection, askForShorterAnswer } from "./instructions"
+import { askForCorrection, askForShorterAnswer, focusSection } from "./instructions"
 import type { SessionMonitor, StopReason, TurnEnd, TurnWatch } from "./monitor"
 
 /** One reviewer to run: its agent name, model chain (primary first), timeout and first message. */
@@ -59,6 +59,30 @@ type AttemptResult =
   /** Nothing another model would fix; `answered` tells the breaker the model itself was fine. */
   | { kind: "fatal"; error: string; answered: boolean }
 
+/** How a focus note reached a reviewer of a running batch. */
+export type NoteDelivery =
+  /** Sent to its running session: the reviewer reads it with its next step. */
+  | "sent"
+  /** The reviewer has not started yet: the note joins its first message. */
+  | "queued"
+  /** The reviewer had already finished (or was stopped): the note was not delivered. */
+  | "finished"
+  /** No such reviewer in the batch. */
+  | "unknown"
+
+/**
+ * Reviewers started before anyone waits for them (the runtime starts them with the coordinator's
+ * first turn). `note` and `drop` let a later spawn_reviewers call still steer them.
+ */
+export interface ReviewerBatch {
+  /** Every task's outcome, in the order of `tasks`; never rejects. */
+  readonly outcomes: Promise<ReviewerOutcome[]>
+  /** Delivers a focus note to one reviewer (see {@link NoteDelivery}). */
+  note(name: string, text: string): Promise<NoteDelivery>
+  /** Stops a reviewer the coordinator did not ask for; it ends failed with `reason`. */
+  drop(name: string, reason: string): void
+}
+
 /**
  * Runs the reviewers, at most `concurrency` at once, each in its own child session, failing back
  * along its own model chain on retryable errors (skipping models whose circuit is open), within
@@ -66,6 +90,11 @@ type AttemptResult =
  * task gets an outcome, in the order of `tasks`.
  */
 export async function runReviewers(options: RunOptions): Promise<ReviewerOutcome[]> {
+  return startReviewers(options).outcomes
+}
+
+/** Starts {@link runReviewers} and returns at once with a handle on the running batch. */
+export function startReviewers(options: RunOptions): ReviewerBatch {
   const { clock, limits, signal } = options
   const budgetAt = clock.now() + limits.overallMs
   const active = new Set<TurnWatch>()
@@ -74,28 +103,69 @@ export async function runReviewers(options: RunOptions): Promise<ReviewerOutcome
   }
   signal?.addEventListener("abort", stopAll, { once: true })
   const limit = pLimit(Math.max(1, limits.concurrency))
+  const lanes = new Map(options.tasks.map((task) => [task.name, newLane()]))
   let finished = 0
-  try {
-    return await Promise.all(
-      options.tasks.map((task) =>
-        limit(async () => {
-          const outcome = await runReviewer(task, { ...options, budgetAt, active }).catch((cause: unknown) =>
-            failedOutcome(task, `internal error: ${cause instanceof Error ? cause.message : String(cause)}`),
-          )
-          finished += 1
-          options.onOutcome?.(outcome, finished, options.tasks.length)
-          return outcome
-        }),
-      ),
-    )
-  } finally {
-    signal?.removeEventListener("abort", stopAll)
+  const outcomes = Promise.all(
+    options.tasks.map((task) =>
+      limit(async () => {
+        const lane = lanes.get(task.name)!
+        const outcome = await runReviewer(task, { ...options, budgetAt, active, lane }).catch((cause: unknown) =>
+          failedOutcome(task, `internal error: ${cause instanceof Error ? cause.message : String(cause)}`),
+        )
+        lane.finished = true
+        finished += 1
+        options.onOutcome?.(outcome, finished, options.tasks.length)
+        return outcome
+      }),
+    ),
+  ).finally(() => signal?.removeEventListener("abort", stopAll))
+  return {
+    outcomes,
+    async note(name, text) {
+      const lane = lanes.get(name)
+      if (!lane) return "unknown"
+      if (lane.finished || lane.dropped !== null) return "finished"
+      if (lane.live === null) {
+        lane.notes.push(text)
+        return "queued"
+      }
+      const live = lane.live
+      // OpenCode queues a prompt sent to a busy session: the running loop takes the new user message
+      // into its next step (docs/opencode.md, "Child sessions"). The turn's watch then waits for it.
+      live.noted = true
+      const sent = await options.driver
+        .prompt(live.sessionID, { agent: live.agent, model: live.model, text: focusSection([text]) })
+        .then(() => true)
+        .catch(() => false)
+      return sent ? "sent" : "finished"
+    },
+    drop(name, reason) {
+      const lane = lanes.get(name)
+      if (!lane || lane.finished || lane.dropped !== null) return
+      lane.dropped = reason
+      lane.watch?.stop("aborted")
+    },
   }
+}
+
+// What the batch knows of one reviewer while it runs: the session of its current turn (for notes),
+// notes waiting for its start, and whether the coordinator dropped it.
+interface Lane {
+  notes: string[]
+  live: { sessionID: string; agent: string; model: string; noted: boolean } | null
+  watch: TurnWatch | null
+  dropped: string | null
+  finished: boolean
+}
+
+function newLane(): Lane {
+  return { notes: [], live: null, watch: null, dropped: null, finished: false }
 }
 
 interface Context extends RunOptions {
   budgetAt: number
   active: Set<TurnWatch>
+  lane: Lane
 }
 
 interface Progress {
@@ -133,6 +203,7 @@ async function runReviewer(task: ReviewerTask, context: Context): Promise<Review
     }
   }
 
+  if (context.lane.dropped !== null) return end("failed", context.lane.dropped)
   if (context.signal?.aborted) return end("failed", "not started: the coordinator's session was aborted")
   if (clock.now() >= budgetAt)
     return end("failed", `not started: the overall budget of ${minutes(limits.overallMs)} was spent`)
@@ -174,6 +245,10 @@ async function runReviewer(task: ReviewerTask, context: Context): Promise<Review
       breakers.succeed(model)
       return end("done", null, result.findings)
     }
+    if (context.lane.dropped !== null) {
+      breakers.release(model)
+      return end("failed", context.lane.dropped)
+    }
     if (result.kind === "fatal") {
       if (result.answered) breakers.succeed(model)
       else breakers.release(model)
@@ -203,7 +278,8 @@ async function runAttempt(
   const sessionID = await driver.create({ parentID: context.parentID, title: `${task.name} review` })
   progress.sessionIDs.push(sessionID)
   let known = new Set<string>()
-  let text = task.message
+  const queued = context.lane.notes.splice(0)
+  let text = queued.length > 0 ? `${task.message}\n\n${focusSection(queued)}` : task.message
   let askedShorter = false
   let askedCorrection = false
   for (;;) {
@@ -245,18 +321,17 @@ async function runTurn(
   context: Context,
   progress: Progress,
 ): Promise<{ end: TurnEnd; replies: AssistantReply[] }> {
-  const { driver, monitor, limits } = context
+  const { driver, lane } = context
   const { sessionID } = input
-  if (context.signal?.aborted)
+  if (context.signal?.aborted || lane.dropped !== null)
     return { end: { kind: "stopped", reason: "aborted", retry: null, error: null }, replies: [] }
-  const watch = monitor.watch({
-    sessionID,
-    idleMs: limits.idleMs,
-    deadlineAt: input.deadlineAt,
-    budgetAt: context.budgetAt,
-    known: input.known,
-  })
-  context.active.add(watch)
+  let watch = watchTurn(input, input.known, context)
+  const settle = async (end: TurnEnd) => {
+    if (end.kind === "stopped") await driver.abort(sessionID).catch(() => {})
+    const replies = await driver.read(sessionID).catch(() => [] as AssistantReply[])
+    if (replies.length > 0) progress.usage.set(sessionID, sumUsage(replies))
+    return { end, replies }
+  }
   try {
     try {
       await driver.prompt(sessionID, { agent: input.agent, model: input.model, text: input.text })
@@ -268,14 +343,45 @@ async function runTurn(
         replies: [],
       }
     }
-    const end = await watch.end
-    if (end.kind === "stopped") await driver.abort(sessionID).catch(() => {})
-    const replies = await driver.read(sessionID).catch(() => [] as AssistantReply[])
-    if (replies.length > 0) progress.usage.set(sessionID, sumUsage(replies))
-    return { end, replies }
+    const live = { sessionID, agent: input.agent, model: input.model, noted: false }
+    lane.live = live
+    // A note that came while the prompt was being sent found no session to go to.
+    const late = lane.notes.splice(0)
+    if (late.length > 0) {
+      live.noted = true
+      await driver
+        .prompt(sessionID, { agent: input.agent, model: input.model, text: focusSection(late) })
+        .catch(() => {})
+    }
+    for (;;) {
+      const end = await watch.end
+      if (end.kind === "stopped" || !live.noted) return await settle(end)
+      // A note sent as OpenCode's loop was ending starts a turn of its own: wait for that answer too.
+      live.noted = false
+      if (!(await driver.pending(sessionID).catch(() => false))) return await settle(end)
+      const replies = await driver.read(sessionID).catch(() => [] as AssistantReply[])
+      context.active.delete(watch)
+      watch = watchTurn(input, new Set(replies.map((reply) => reply.id)), context)
+    }
   } finally {
+    lane.live = null
+    lane.watch = null
     context.active.delete(watch)
   }
+}
+
+// Registered before the prompt is sent, so no event is missed; the lane keeps it for `drop`.
+function watchTurn(input: TurnInput, known: ReadonlySet<string>, context: Context): TurnWatch {
+  const watch = context.monitor.watch({
+    sessionID: input.sessionID,
+    idleMs: context.limits.idleMs,
+    deadlineAt: input.deadlineAt,
+    budgetAt: context.budgetAt,
+    known,
+  })
+  context.active.add(watch)
+  context.lane.watch = watch
+  return watch
 }
 
 function stopped(

@@ -12,12 +12,17 @@ describe("the prompt files", () => {
       expect(text, name).toMatch(/do not flag|don't flag|not flag|skip/i)
     }
     expect(prompts.shared).toContain("<findings>")
-    expect(prompts.shared).toContain("shared-mr-context.txt")
+    // The merge request context travels in the reviewer's first message (packages/runtime instructions.ts),
+    // and the tools named are the ones a reviewer really has (read, glob, grep: no list tool in 1.18.33).
+    expect(prompts.shared).toContain("Your first message gives the repository checkout")
+    expect(prompts.shared).toContain("Your tools are `read`, `glob` and `grep`:")
   })
 
   test("the coordinator prompt names only tags its input really has", async () => {
     const { coordinator } = await loadPrompts()
     const built = buildPrompts({
+      repoDir: "/r",
+      today: "2026-12-05",
       workDir: "/w",
       contextFile: "/w/shared-mr-context.txt",
       tier: "full",

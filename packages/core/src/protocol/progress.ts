@@ -1,4 +1,5 @@
 import * as z from "zod"
+import { TokenCounts } from "../model/usage"
 
 /**
  * One line of `progress.jsonl`: the runtime plugin appends one per reviewer start and end so the
@@ -21,6 +22,10 @@ export const ProgressEvent = z.discriminatedUnion("event", [
     error: z.string().nullable(),
     model: z.string().nullable(),
     findings: z.number().int().nonnegative(),
+    /** What the reviewer spent, session by session, so the CLI counts it even when no spawn_reviewers call reports it. */
+    sessionIDs: z.array(z.string()),
+    tokens: TokenCounts,
+    costUsd: z.number().nonnegative(),
   }),
 ])
 export type ProgressEvent = z.infer<typeof ProgressEvent>

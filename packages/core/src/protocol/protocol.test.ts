@@ -34,8 +34,21 @@ describe("the protocol between the processes", () => {
   })
 
   test("progress lines are written and read by one schema; an unknown event is refused", () => {
+    const spent = {
+      sessionIDs: ["ses_1"],
+      tokens: { input: 10, output: 2, reasoning: 0, cacheRead: 5, cacheWrite: 0 },
+      costUsd: 0.001,
+    }
     const line = progressLine(
-      { event: "reviewer-end", name: "security", status: "failed", error: "timeout", model: null, findings: 0 },
+      {
+        event: "reviewer-end",
+        name: "security",
+        status: "failed",
+        error: "timeout",
+        model: null,
+        findings: 0,
+        ...spent,
+      },
       42,
     )
     expect(JSON.parse(line)).toEqual({
@@ -46,6 +59,7 @@ describe("the protocol between the processes", () => {
       error: "timeout",
       model: null,
       findings: 0,
+      ...spent,
     })
     expect(parseProgressLine(line.trim())).toEqual({ ok: true, event: JSON.parse(line) })
     expect(parseProgressLine(JSON.stringify({ at: 1, event: "reviewer-paused", name: "x" })).ok).toBe(false)
