@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
-import { findingsReply, type RecordedRequest, statusReply, toolCall } from "@opencode-reviewer/testkit"
+import { findingsReply, type RecordedRequest, statusReply, text, toolCall } from "@opencode-reviewer/testkit"
 import { afterEach, describe, expect, test } from "vitest"
 import { cleanUp, createScenario, specialists } from "./harness"
 
@@ -66,19 +66,17 @@ describe("review usage with a provider prompt cache", () => {
     }
 
     // The coordinator's second request extends its first and reads it from the cache. It is the one
-    // that calls submit_review: the comment server holds that call and the CLI ends the run once
-    // submission.json exists, before OpenCode reports the step (docs/contracts.md, review.json
-    // `usage`), so it is the one request review.json cannot count.
+    // that calls submit_review: the CLI ends the run on that step's step_finish, so it is counted,
+    // and the closing turn OpenCode would send next never goes out (the runtime plugin holds it).
     const coordinator = requests.filter((request) => request.model === "coordinator")
     expect(coordinator).toHaveLength(2)
     const submit = coordinator.at(-1)!
     expect(submit.reply).toMatchObject({ type: "tool", name: "review_submit_review" })
     expect(submit.cachedTokens).toBeGreaterThan(0)
-    const counted = requests.filter((request) => request !== submit)
-    expect(usage.byModel["fake/coordinator"]).toMatchObject(tokensOf(coordinator.slice(0, -1)))
+    expect(usage.byModel["fake/coordinator"]).toMatchObject(tokensOf(coordinator))
 
-    // The whole review: every counted request once, priced at the config's rates.
-    const total = tokensOf(counted)
+    // The whole review: every request once, priced at the config's rates.
+    const total = tokensOf(requests)
     expect(total.cacheRead).toBeGreaterThan(5 * 1_024)
     const entries = Object.values(usage.byModel)
     expect(entries.reduce((sum, entry) => sum + entry.cacheRead, 0)).toBe(total.cacheRead)
@@ -93,6 +91,7 @@ describe("review usage with a provider prompt cache", () => {
     expect(await readFile(join(scenario.outputDir, "review.md"), "utf8")).toContain(shown)
     expect(run.stdout).toContain(shown)
   })
+
   test("a coordinator attempt that failed and its reviewers are counted once, beside the failback's", async () => {
     // fake/top runs the reviewers, then answers 503 until the coordinator fails back to
     // fake/coordinator, which runs them again: all of that was paid for, each request once.
@@ -125,12 +124,37 @@ describe("review usage with a provider prompt cache", () => {
 
     expect(usage.byModel["fake/top"]).toMatchObject(tokensOf(top))
     expect(usage.byModel["fake/reviewer"]).toMatchObject(tokensOf(reviewers))
-    expect(usage.byModel["fake/coordinator"]).toMatchObject(tokensOf(coordinator.slice(0, -1)))
-    const counted = tokensOf(requests.filter((request) => request !== coordinator.at(-1)))
-    expect(usage.byAgent.review_coordinator).toMatchObject(tokensOf([...top, ...coordinator.slice(0, -1)]))
+    expect(usage.byModel["fake/coordinator"]).toMatchObject(tokensOf(coordinator))
+    const counted = tokensOf(requests)
+    expect(usage.byAgent.review_coordinator).toMatchObject(tokensOf([...top, ...coordinator]))
     expect(usage.costUsd).toBeCloseTo(costOf(counted), 5)
     expect(usage.cacheHitRate).toBe(
       Math.round((counted.cacheRead / (counted.input + counted.cacheRead)) * 1_000) / 1_000,
     )
+  })
+
+  test("reviewers the coordinator never collected are paid for and counted", async () => {
+    // The reviewers start with the coordinator's first model call; this coordinator answers in
+    // text without calling spawn_reviewers, after they finished (progress.jsonl says when).
+    const scenario = await createScenario({
+      server: { promptCache: true },
+      replies: {
+        "fake/reviewer": findingsReply([]),
+        // Streamed slowly (8 pieces 400 ms apart), so the reviewers are long done when it ends.
+        "fake/coordinator": () =>
+          text("<review><summary>Looked myself.</summary><findings/></review>", { chunkSize: 8, delayMs: 400 }),
+      },
+      config: { reviewers: Object.fromEntries(specialists.map((name) => [name, { model: "fake/reviewer" }])) },
+    })
+    scenario.server.setLatency(500)
+    const run = await scenario.run()
+    const requests = scenario.server.requests.filter((request) => !request.isTitle)
+    const reviewers = requests.filter((request) => request.model === "reviewer")
+    expect(reviewers).toHaveLength(6)
+    const usage = run.record!.usage
+    expect(usage.byModel["fake/reviewer"]).toMatchObject(tokensOf(reviewers))
+    expect(usage.costUsd).toBeCloseTo(costOf(tokensOf(requests)), 5)
+    // Not collected, so not judged: the review says every planned reviewer did not run.
+    expect(run.record!.coverage.complete).toBe(false)
   })
 })

@@ -11,7 +11,7 @@ import { mergeDuplicates } from "@opencode-reviewer/core/judge/decision"
 import { parsePlanFacts } from "@opencode-reviewer/core/judge/review-record"
 import type { Finding } from "@opencode-reviewer/core/model/finding"
 import { parseReview } from "@opencode-reviewer/core/protocol/findings-xml"
-import { holdVariable, tools, workDirVariable, workFiles } from "@opencode-reviewer/core/protocol/names"
+import { tools, workDirVariable, workFiles } from "@opencode-reviewer/core/protocol/names"
 import { type Submission, submissionText } from "@opencode-reviewer/core/protocol/submission"
 import * as z from "zod"
 import packageJson from "../package.json" with { type: "json" }
@@ -19,7 +19,7 @@ import packageJson from "../package.json" with { type: "json" }
 /** The tool's name; OpenCode exposes it to the model as `<server>_submit_review`. */
 export const submitReviewTool = tools.submitReview
 
-export { holdVariable, workDirVariable }
+export { workDirVariable }
 
 /** What a submit_review call did: the text for the model, and the submission when it was recorded. */
 export type SubmitResult =
@@ -92,7 +92,7 @@ export async function handleSubmitReview(
 }
 
 /** The MCP server with the one `submit_review` tool, writing into `workDir`. */
-export function createCommentServer(workDir: string, options: SubmitOptions & { holdMs?: number } = {}): McpServer {
+export function createCommentServer(workDir: string, options: SubmitOptions = {}): McpServer {
   const server = new McpServer({ name: "opencode-reviewer-comments", version: packageJson.version })
   server.registerTool(
     submitReviewTool,
@@ -103,11 +103,9 @@ export function createCommentServer(workDir: string, options: SubmitOptions & { 
       inputSchema: { review: z.string().describe("The whole <review>…</review> XML block") },
     },
     async (input) => {
+      // Answered at once, so OpenCode prints the submit step's step_finish (its tokens); the runtime
+      // plugin holds the closing turn that would follow, and the CLI ends the run on that step_finish.
       const result = await handleSubmitReview(workDir, input, options)
-      // The CLI ends the coordinator once submission.json exists. Answering at once would make
-      // OpenCode send the whole conversation to the model for a closing turn nobody reads; holding
-      // the answer a while lets the CLI stop first. Without a CLI watching, the answer still comes.
-      if (result.ok && options.holdMs) await Bun.sleep(options.holdMs)
       return { content: [{ type: "text" as const, text: result.text }], isError: !result.ok }
     },
   )
@@ -121,11 +119,7 @@ export async function startCommentServer(env: Record<string, string | undefined>
   if (!workDir || !isAbsolute(workDir)) {
     throw new Error(`${workDirVariable} must be set to the absolute work dir (got ${JSON.stringify(workDir ?? null)})`)
   }
-  const holdMs = Number(env[holdVariable] ?? 0)
-  const server = createCommentServer(workDir, {
-    log,
-    holdMs: Number.isFinite(holdMs) ? Math.min(Math.max(holdMs, 0), 60_000) : 0,
-  })
+  const server = createCommentServer(workDir, { log })
   const transport = new StdioServerTransport()
   transport.onclose = () => process.exit(0)
   await server.connect(transport)

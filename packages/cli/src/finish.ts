@@ -6,6 +6,7 @@ import {
   type CoordinatorResult,
   describeAttempt,
   parsePlanFacts,
+  parseProgressLine,
   parseReview,
   parseSpawnMetadata,
   priceOf,
@@ -19,6 +20,7 @@ import {
   tallyUsage,
   tools,
   type UsageItem,
+  workFiles,
   writeReports,
 } from "@opencode-reviewer/core"
 import { publishLocal } from "@opencode-reviewer/local"
@@ -107,7 +109,12 @@ export async function finishReview(prepared: Prepared, outcome: CoordinatorOutco
     review: verified.review,
     plan: planFacts.value,
     reviewers: reviewers.map(({ name, status, error, findings }) => ({ name, status, error, findings })),
-    usage: usageOf(outcome.result, calls, prepared.config, verified.usage),
+    usage: usageOf(
+      outcome.result,
+      [...calls.flatMap((call) => call.reviewers), ...(await reviewerEnds(plan.workDir))],
+      prepared.config,
+      verified.usage,
+    ),
     durationMs: outcome.durationMs,
     breakGlass: breakGlass !== null,
     injectionSuspected: plan.injection.length > 0,
@@ -231,30 +238,43 @@ function unjudgedFindings(calls: readonly SpawnMetadata[]): number {
 // retried afterwards; units OpenCode reports no cost for are priced from the config.
 function usageOf(
   result: CoordinatorResult,
-  calls: readonly SpawnMetadata[],
+  reports: readonly ReviewerSpend[],
   config: Config,
   extra: readonly UsageItem[] = [],
 ) {
   const items: UsageItem[] = [
     ...extra,
     ...result.steps.map((step) => ({ agent: step.agent, model: step.model, tokens: step, costUsd: step.costUsd })),
-    ...reviewerUsage(calls),
+    ...reviewerUsage(reports),
   ]
   return tallyUsage(items, (model) => priceOf(config, model))
 }
 
+/** What one reviewer run spent, as spawn_reviewers metadata and progress.jsonl both report it. */
+export type ReviewerSpend = Pick<ReviewerOutcome, "name" | "model" | "sessionIDs" | "tokens" | "costUsd">
+
 /**
- * What the reviewers of every spawn_reviewers call cost, each session once: a call that reports
- * sessions an earlier call already did (a second call joins the reviewers already running) adds
- * nothing, while a call that ran the reviewers again (after a coordinator failback) adds its own.
+ * What the reviewers cost, each session once, from every report of a reviewer run: the
+ * spawn_reviewers calls' metadata (a second call that joins the running reviewers reports the same
+ * sessions again) and progress.jsonl's reviewer-end lines (which also cover reviewers no call
+ * collected: they start with the coordinator's first model call, and a coordinator that failed back
+ * or never called the tool still paid for them). Reviewers run again in new sessions count again.
  */
-export function reviewerUsage(calls: readonly SpawnMetadata[]): UsageItem[] {
+export function reviewerUsage(reports: readonly ReviewerSpend[]): UsageItem[] {
   const counted = new Set<string>()
-  return calls.flatMap((call) =>
-    call.reviewers.flatMap((report) => {
-      if (report.sessionIDs.length > 0 && report.sessionIDs.every((id) => counted.has(id))) return []
-      for (const id of report.sessionIDs) counted.add(id)
-      return [{ agent: report.name, model: report.model, tokens: report.tokens, costUsd: report.costUsd }]
-    }),
-  )
+  return reports.flatMap((report) => {
+    if (report.sessionIDs.length > 0 && report.sessionIDs.every((id) => counted.has(id))) return []
+    for (const id of report.sessionIDs) counted.add(id)
+    return [{ agent: report.name, model: report.model, tokens: report.tokens, costUsd: report.costUsd }]
+  })
+}
+
+// The reviewer-end lines of progress.jsonl; a missing file or a line this version cannot read
+// (both only cost the usage of reviewers that no spawn_reviewers call reported) gives nothing.
+async function reviewerEnds(workDir: string): Promise<ReviewerSpend[]> {
+  const text = await readFile(join(workDir, workFiles.progress), "utf8").catch(() => "")
+  return text.split("\n").flatMap((line) => {
+    const parsed = line.trim() === "" ? null : parseProgressLine(line)
+    return parsed?.ok && parsed.event.event === "reviewer-end" ? [parsed.event] : []
+  })
 }

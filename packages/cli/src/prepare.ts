@@ -10,7 +10,6 @@ import {
   type Config,
   type ConfigResult,
   gitDiffArgs,
-  holdVariable,
   type Logger,
   loadPrompts,
   parseConfigText,
@@ -271,7 +270,7 @@ function reviewMachinery(workDir: string, bun: string): ReviewPlugin {
       context.addMcpServer(tools.commentServer, {
         type: "local",
         command: [bun, assets.commentServer],
-        environment: { [workDirVariable]: workDir, [holdVariable]: "20000" },
+        environment: { [workDirVariable]: workDir },
         enabled: true,
         timeout: 30_000,
       })

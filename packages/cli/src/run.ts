@@ -17,7 +17,7 @@ import {
   workFiles,
 } from "@opencode-reviewer/core"
 import { findOpencodeBinary, opencodeHomeEnv, prepareOpencodeHome } from "@opencode-reviewer/opencode/binary"
-import { toolUseOf } from "@opencode-reviewer/opencode/events"
+import { type RunEvent, stepFinishOf, toolUseOf } from "@opencode-reviewer/opencode/events"
 import { otelPassThrough } from "@opencode-reviewer/tracing"
 import { ReviewRunError } from "./errors"
 import type { Io } from "./io"
@@ -73,6 +73,7 @@ export async function runReview(prepared: Prepared, io: Io): Promise<Coordinator
     `review: ${plan.tier} tier, ${reviewers.length} reviewers (${reviewers.join(", ")}), coordinator on ${coordinator.models[0]}\n`,
   )
 
+  const submitted = submittedWatch(submissionFile)
   const tail = tailProgress(join(plan.workDir, workFiles.progress), io)
   await rm(tail.file, { force: true })
   let result: CoordinatorResult
@@ -90,8 +91,8 @@ export async function runReview(prepared: Prepared, io: Io): Promise<Coordinator
       heartbeatSeconds: config.limits.heartbeatSeconds,
       log: log.child({ stage: "coordinator" }),
       onEvent: (event) => progress(event, io, tail.seen()),
-      stopWhen: (event) => toolUseOf(event)?.tool === submitReviewTool && existsSync(submissionFile),
-      shouldStop: () => existsSync(submissionFile),
+      stopWhen: (event) => submitted.stopAt(event),
+      shouldStop: () => submitted.overdue(),
       onProgress: (line) => io.stderr(`review: ${line}\n`),
     })
   } finally {
@@ -109,6 +110,30 @@ export async function runReview(prepared: Prepared, io: Io): Promise<Coordinator
     throw new ReviewRunError(`${headline}:\n  ${attempts.join("\n  ")}`, attempts, refused?.hint ?? hintFor(result))
   }
   return { result, submission, durationMs }
+}
+
+/** How long the run may go on after submission.json appeared without the submit step ending. */
+const submitGraceMs = 10_000
+
+/**
+ * When the coordinator's run is over: at the `step_finish` that follows a submit_review call which
+ * recorded the review, so that step's tokens are counted (the runtime plugin holds the closing turn
+ * OpenCode would start next). If that step never ends, the run stops `submitGraceMs` after the
+ * submission was written.
+ */
+export function submittedWatch(submissionFile: string, now: () => number = () => performance.now()) {
+  let submitted = false
+  let seenAt: number | null = null
+  return {
+    stopAt(event: RunEvent): boolean {
+      if (toolUseOf(event)?.tool === submitReviewTool && existsSync(submissionFile)) submitted = true
+      return submitted && stepFinishOf(event) !== null
+    },
+    overdue(): boolean {
+      if (seenAt === null) seenAt = existsSync(submissionFile) ? now() : null
+      return seenAt !== null && now() - seenAt >= submitGraceMs
+    },
+  }
 }
 
 // The provider ids of the OpenCode credentials /fullreview lends (auth.json: provider id → credential).

@@ -7,9 +7,6 @@
 /** Environment variable naming the review's work dir, for the runtime plugin and the comment server. */
 export const workDirVariable = "OPENCODE_REVIEWER_WORK_DIR"
 
-/** Environment variable: how long the comment server holds its answer once a review is recorded (ms). */
-export const holdVariable = "OPENCODE_REVIEWER_HOLD_MS"
-
 /** Files in the work dir that cross a process boundary. */
 export const workFiles = {
   /** The plan, written by the CLI, read by the runtime plugin and the comment server (`PlanFile`). */
