@@ -9,7 +9,6 @@ import {
   parseDiff,
   type ReviewPlugin,
 } from "@opencode-reviewer/core"
-import { checkAgentsMd } from "./checks"
 import {
   codeFindingsForCoordinator,
   codeFindingsForReviewer,
@@ -108,6 +107,8 @@ export async function checkChangedFiles(
 ): Promise<Finding[]> {
   const targets = plan.files.filter((file) => isAgentsFile(file.path) && file.status !== "deleted")
   if (targets.length === 0) return []
+  // Loaded only for a change that edits an AGENTS.md: planning every other change never needs them.
+  const { checkAgentsMd } = await import("./checks")
   const findings: Finding[] = []
   let parsed: ReturnType<typeof parseDiff> | null = null
   for (const target of targets) {

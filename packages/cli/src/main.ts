@@ -1,7 +1,7 @@
 import packageJson from "../package.json" with { type: "json" }
 import { parse } from "./args"
 import { commandHelp, mainHelp } from "./help"
-import type { Io } from "./io"
+import { type Io, readPatchAhead } from "./io"
 
 export type { Io } from "./io"
 
@@ -56,14 +56,21 @@ async function plan(args: string[], io: Io): Promise<number> {
     io.stdout(commandHelp.plan)
     return 0
   }
+  // Read while the modules load: they take the main thread, the read does not.
+  const ahead = values.patch === undefined ? undefined : readPatchAhead(values.patch, io)
   const [{ planJson }, { prepare }, { renderPlan }] = await Promise.all([
     import("@opencode-reviewer/core"),
     import("./prepare"),
     import("./render"),
   ])
   // Printed as soon as the plan is known; prepare returns once every work dir file is complete.
-  await prepare(values, io, "plan", (result, change) =>
-    io.stdout(values.json ? JSON.stringify(planJson(result), null, 2) + "\n" : renderPlan(result, change.source)),
+  await prepare(
+    values,
+    io,
+    "plan",
+    (result, change) =>
+      io.stdout(values.json ? JSON.stringify(planJson(result), null, 2) + "\n" : renderPlan(result, change.source)),
+    ahead,
   )
   return 0
 }
@@ -74,6 +81,7 @@ async function review(args: string[], io: Io): Promise<number> {
     io.stdout(commandHelp.review)
     return 0
   }
+  const ahead = values.patch === undefined ? undefined : readPatchAhead(values.patch, io)
   const [
     { atOrAbove, Decision, reviewIncomplete },
     { createTracing },
@@ -95,7 +103,7 @@ async function review(args: string[], io: Io): Promise<number> {
   if (failOn && !failOn.success) {
     throw new CliUsageError(`--fail-on must be one of ${Decision.options.join(", ")}`, "review")
   }
-  const prepared = await prepare(values, io, "review")
+  const prepared = await prepare(values, io, "review", undefined, ahead)
   await clearReviewOutputs(prepared.outputDir)
   const observe = observeReview(prepared, io)
   const { endpoint } = prepared.config.tracing

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs"
 import { mkdir, writeFile } from "node:fs/promises"
 import { join, relative, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
-import { agentsMdPlugin } from "@opencode-reviewer/agents-md"
+import { agentsMdPlugin } from "@opencode-reviewer/agents-md/plugin"
 import {
   applyModelEnv,
   type Change,
@@ -30,14 +30,13 @@ import {
   readCommitFile,
   readCommitHeads,
 } from "@opencode-reviewer/local"
-import { reviewerConfigPlugin } from "@opencode-reviewer/reviewer-config"
 import { standardsPlugin } from "@opencode-reviewer/standards"
 import type pino from "pino"
 import type { Flags } from "./args"
 import { findAssets } from "./assets"
 import { CliUsageError, NothingToDo } from "./errors"
 import type { commandHelp } from "./help"
-import { type Io, readPatch, readText } from "./io"
+import { type Io, type PatchAhead, readPatch, readText } from "./io"
 import { createLogger } from "./log"
 
 /** Everything up to the first model call, shared by plan and review. */
@@ -54,12 +53,14 @@ export interface Prepared {
 /**
  * Reads the change and the config, plans, and writes the work dir (patches, prompt, opencode.json).
  * `onPlanned` sees the plan, after its warnings, while the work dir's files are still being written.
+ * `patchAhead` is `--patch`'s file already being read (readPatchAhead).
  */
 export async function prepare(
   values: Flags,
   io: Io,
   command: keyof typeof commandHelp,
   onPlanned?: (plan: ReviewPlan, change: Change) => void,
+  patchAhead?: PatchAhead,
 ): Promise<Prepared> {
   const log = createLogger({ verbose: values.verbose === true, env: io.env })
   const repoDir = resolve(io.cwd, values.repo ?? ".")
@@ -98,7 +99,7 @@ export async function prepare(
         ? await githubProvider(repoDir, io, log)
         : values.patch !== undefined
           ? createPatchProvider({
-              patch: await readPatch(values.patch, io),
+              patch: await readPatch(values.patch, io, patchAhead),
               source: values.patch === "-" ? "stdin" : `patch file ${values.patch}`,
               trustedDir: repoDir,
               title: values.title,
@@ -124,7 +125,7 @@ export async function prepare(
   for (const warning of warnings) io.stderr(`warning: ${file ?? "config"}: ${warning}\n`)
   log.debug({ source: change.source, config: file }, "change read")
 
-  const plugins = reviewPlugins({ config, change, provider, repoDir, workDir, io })
+  const plugins = await reviewPlugins({ config, change, provider, repoDir, workDir, io })
   // A patch git would find no file in is refused, but only once the work dir is written, as always.
   const refused = (plan: ReviewPlan) => values.patch !== undefined && plan.files.length === 0
   const result = await planReview({
@@ -157,15 +158,19 @@ export async function prepare(
  * reviewer config, the standards and the AGENTS.md checks. Each reads what it needs from the
  * plan view (the planned agents and their model chains); none depends on another.
  */
-function reviewPlugins(input: {
+async function reviewPlugins(input: {
   config: Config
   change: Change
   provider: VcsProvider
   repoDir: string
   workDir: string
   io: Io
-}): ReviewPlugin[] {
+}): Promise<ReviewPlugin[]> {
   const { config, change, provider, repoDir, workDir, io } = input
+  // Loaded only when configured.
+  const remote = config.remoteConfigUrl
+    ? [(await import("@opencode-reviewer/reviewer-config")).reviewerConfigPlugin({ url: config.remoteConfigUrl })]
+    : []
   return [
     reviewMachinery(workDir, io.execPath),
     gatewayPlugin({
@@ -176,7 +181,7 @@ function reviewPlugins(input: {
         chunkMs: config.providerTimeouts.chunkSeconds * 1000,
       },
     }),
-    ...(config.remoteConfigUrl ? [reviewerConfigPlugin({ url: config.remoteConfigUrl })] : []),
+    ...remote,
     // Standards come from the target branch (or the runner, or a URL), never from the change.
     standardsPlugin({
       standards: config.standards,

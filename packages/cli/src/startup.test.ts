@@ -55,6 +55,16 @@ describe("start-up", () => {
     }
   })
 
+  test("a plan that logs nothing loads no logger, YAML, XML or diff library, and no code it does not run", () => {
+    const { code, loaded } = run(["plan", "--json", "--patch", "change.diff", "--work-dir", join(dir, "work")], dir)
+    expect(code).toBe(0)
+    // pino (nothing logged at warn), yaml (no standards), fast-xml-parser and diff (no review read or
+    // traced), node:util (plain flags), the AGENTS.md checks (no AGENTS.md changed), reviewer-config.
+    const unused =
+      /\/(pino|yaml|fast-xml-parser|diff)@|^node:util$|\/agents-md\/src\/(checks|markdown)\.ts$|\/reviewer-config\//
+    expect(loaded.filter((path) => unused.test(path))).toEqual([])
+  })
+
   test("a local plan loads core but not the platforms' clients, tracing or the MCP server", () => {
     const { code, loaded } = run(["plan", "--json", "--patch", "change.diff", "--work-dir", join(dir, "work")], dir)
     expect(code).toBe(0)

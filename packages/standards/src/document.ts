@@ -1,4 +1,10 @@
-import { parse as parseYaml } from "yaml"
+// yaml is loaded the first time a document has front matter: most have none, and it costs every
+// planning run tens of milliseconds to load.
+let yaml: typeof import("yaml") | undefined
+function parseYaml(text: string): unknown {
+  yaml ??= require("yaml") as typeof import("yaml")
+  return yaml.parse(text)
+}
 
 /** One engineering standard, ready to be scoped and injected. */
 export interface Standard {

@@ -1,4 +1,6 @@
-import { diffArrays } from "diff"
+// The diff library loads with the first trace: planning, which loads this module through core's
+// index, traces nothing.
+let diffArrays: typeof import("diff")["diffArrays"] | undefined
 
 /** Where a line of an earlier version of a file is now, and whether the code around it changed. */
 export interface LineTrace {
@@ -26,6 +28,7 @@ export function traceLine(before: string, after: string, line: number, window = 
   const oldLines = splitLines(before)
   const newLines = splitLines(after)
   if (line < 1 || line > oldLines.length) return { line: null, changed: true }
+  diffArrays ??= (require("diff") as typeof import("diff")).diffArrays
   const changes = diffArrays(oldLines, newLines, { maxEditLength })
   if (changes === undefined) return { line: null, changed: true }
   const from = Math.max(1, line - window)

@@ -11,7 +11,19 @@ import {
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { assignPatchFiles, type DiffFile, type FileStatus, parseDiff, patchFileName, writePatchFiles } from "./diff"
+import {
+  assignPatchFiles,
+  type DiffFile,
+  type DiffParseResult,
+  type FileStatus,
+  leadingLines,
+  leadingLinesMayMatch,
+  longestLine,
+  parseDiff,
+  patchFileName,
+  patchLength,
+  writePatchFiles,
+} from "./diff"
 
 const root = mkdtempSync(join(tmpdir(), "diff-test-"))
 const repo = join(root, "repo")
@@ -411,6 +423,60 @@ describe("parseDiff on a real repository", () => {
       const result = parseDiff(mutated)
       for (const file of result.files) expect(typeof file.path).toBe("string")
     }
+  })
+})
+
+// Everything a parse says, lines and patch texts included, as plain data.
+function everything(result: DiffParseResult) {
+  return {
+    problems: result.problems,
+    files: result.files.map((file) => ({
+      ...file,
+      patchBytes: undefined,
+      hunks: file.hunks.map((hunk) => ({ ...hunk, lines: hunk.lines.map((line) => ({ ...line })) })),
+    })),
+  }
+}
+
+describe("parseDiff reads hunk lines only when asked", () => {
+  // Byte input is counted line by line in a loop of its own and decoded on demand; text input goes
+  // through the general reader: both must say the same about any input.
+  it("says the same of bytes and of their text, whole, cut and mutated", () => {
+    const ascii = raw.subarray(0, Buffer.from(raw).indexOf("diff --git a/huge.txt"))
+    const random = seeded(11)
+    // What hunk lines start with, line breaks and a few others.
+    const alphabet = "\n +-\\@ax\r"
+    const inputs: Uint8Array[] = [raw]
+    for (let round = 0; round < 150; round += 1) {
+      const mutated = Uint8Array.from(ascii.subarray(0, Math.floor(random() * ascii.length)))
+      for (let flip = 0; flip < 8; flip += 1)
+        mutated[Math.floor(random() * mutated.length)] = alphabet.charCodeAt(Math.floor(random() * alphabet.length))
+      inputs.push(mutated)
+    }
+    for (const input of inputs) expect(everything(parseDiff(input))).toEqual(everything(parseDiff(text(input))))
+  })
+
+  it("answers the questions planning asks before and after the lines are built", () => {
+    const fresh = parseDiff(raw).files
+    const built = parseDiff(raw).files
+    for (const file of built) for (const hunk of file.hunks) void hunk.lines
+    const marker = /line|nerated|\r/
+    fresh.forEach((file, index) => {
+      const other = built[index]!
+      expect(patchLength(file)).toBe(other.patch.length)
+      file.hunks.forEach((hunk, at) => {
+        const same = other.hunks[at]!
+        for (const skip of ["add", "remove", "context"] as const) {
+          const texts = leadingLines(same, 5, skip)
+          expect(leadingLines(hunk, 5, skip)).toEqual(texts)
+          if (texts.some((text) => marker.test(text))) expect(leadingLinesMayMatch(hunk, 5, skip, marker)).toBe(true)
+        }
+        expect(longestLine(hunk)).toBeGreaterThanOrEqual(longestLine(same))
+      })
+    })
+    expect(fresh.some((file) => file.hunks.some((hunk) => !leadingLinesMayMatch(hunk, 5, "remove", /nerated/)))).toBe(
+      true,
+    )
   })
 })
 

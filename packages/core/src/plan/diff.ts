@@ -1,3 +1,4 @@
+import { isAscii } from "node:buffer"
 import { createHash } from "node:crypto"
 import { mkdir, writeFile } from "node:fs/promises"
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path"
@@ -15,7 +16,7 @@ export interface DiffLine {
   noNewlineAtEnd: boolean
 }
 
-/** One `@@ -a,b +c,d @@ section` block with its lines in diff order. */
+/** One `@@ -a,b +c,d @@ section` block with its lines in diff order (built when `lines` is first read). */
 export interface Hunk {
   oldStart: number
   oldLines: number
@@ -56,7 +57,7 @@ export interface DiffFile {
   submodule: boolean
   similarity: number | null
   hunks: Hunk[]
-  /** This file's section of the diff text, from its `diff --git` line up to the next file. */
+  /** This file's section of the diff text, from its `diff --git` line up to the next file (decoded when first read). */
   patch: string
   /** The same section as raw bytes, present when the input was bytes; `patch` is its UTF-8 decoding. */
   patchBytes?: Uint8Array
@@ -72,6 +73,11 @@ export interface DiffParseResult {
 export function parseDiff(input: string | Uint8Array): DiffParseResult {
   const parser = new Parser(readSource(input))
   return parser.run()
+}
+
+/** `file.patch.length`, without decoding a patch whose bytes are ASCII. */
+export function patchLength(file: DiffFile): number {
+  return file.patchBytes !== undefined && isAscii(file.patchBytes) ? file.patchBytes.length : file.patch.length
 }
 
 /** The patch file name for a path: `diff/<path with "/" as "__">.patch`, one safe file name component under `diff/`. */
@@ -129,16 +135,226 @@ const utf8 = new TextDecoder()
 const highByte = /[^\x00-\x7f]/
 
 /**
- * The text being parsed. For byte input `text` holds one char per byte (latin1) so offsets are byte
- * offsets and slices are byte-exact; anything shown to people is then decoded from the bytes as UTF-8.
- * Bytes that are not valid UTF-8 (e.g. a latin-1 0xE9 in a file name) decode to U+FFFD, the WHATWG
+ * The text being parsed, read by offset. Byte input is read as bytes, so offsets are byte offsets and
+ * slices are byte-exact, and nothing is decoded until someone reads it: header lines become byte
+ * strings (one char per byte) for path parsing, anything shown to people is decoded as UTF-8. Bytes
+ * that are not valid UTF-8 (e.g. a latin-1 0xE9 in a file name) decode to U+FFFD, the WHATWG
  * replacement, which is deterministic but can make two distinct raw names decode to the same string.
+ * String input is taken as already decoded text.
  */
 interface Source {
-  text: string
-  bytes: Uint8Array | null
-  /** No slice of `text` needs decoding: string input, or byte input that is all ASCII. */
-  plain: boolean
+  readonly length: number
+  readonly bytes: Uint8Array | null
+  /** The char code (string) or byte (bytes) at `index`, which is below `length`. */
+  code(index: number): number
+  /** The offset of the next "\n" at or after `start`, or `length`. */
+  lineEnd(start: number): number
+  /** Whether the ASCII `prefix` starts at `start`. */
+  startsWith(prefix: string, start: number): boolean
+  /** A slice as a byte string (one char per byte), for path parsing. */
+  byteString(start: number, end: number): string
+  /** A slice as text for people. */
+  decode(start: number, end: number): string
+  /** Whether the whole input is whitespace, as `String.prototype.trim` sees it. */
+  blank(): boolean
+}
+
+class TextSource implements Source {
+  readonly bytes = null
+  readonly length: number
+
+  constructor(private readonly text: string) {
+    this.length = text.length
+  }
+
+  code(index: number): number {
+    return this.text.charCodeAt(index)
+  }
+
+  lineEnd(start: number): number {
+    const newline = this.text.indexOf("\n", start)
+    return newline === -1 ? this.length : newline
+  }
+
+  startsWith(prefix: string, start: number): boolean {
+    return this.text.startsWith(prefix, start)
+  }
+
+  byteString(start: number, end: number): string {
+    const raw = this.text.slice(start, end)
+    return highByte.test(raw) ? Buffer.from(raw, "utf8").toString("latin1") : raw
+  }
+
+  decode(start: number, end: number): string {
+    return this.text.slice(start, end)
+  }
+
+  blank(): boolean {
+    return this.text.trim() === ""
+  }
+}
+
+class ByteSource implements Source {
+  readonly length: number
+  private readonly buffer: Buffer
+
+  constructor(readonly bytes: Uint8Array) {
+    this.length = bytes.length
+    this.buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  }
+
+  code(index: number): number {
+    return this.bytes[index]!
+  }
+
+  lineEnd(start: number): number {
+    const newline = this.bytes.indexOf(0x0a, start)
+    return newline === -1 ? this.length : newline
+  }
+
+  startsWith(prefix: string, start: number): boolean {
+    if (start + prefix.length > this.length) return false
+    for (let index = 0; index < prefix.length; index += 1)
+      if (this.bytes[start + index] !== prefix.charCodeAt(index)) return false
+    return true
+  }
+
+  byteString(start: number, end: number): string {
+    return this.buffer.toString("latin1", start, end)
+  }
+
+  // ASCII reads the same as latin1, which is cheaper to make.
+  decode(start: number, end: number): string {
+    if (start === end) return ""
+    const bytes = this.bytes
+    let ascii = true
+    if (end - start > 64) ascii = isAscii(bytes.subarray(start, end))
+    else for (let index = start; index < end && ascii; index += 1) ascii = bytes[index]! < 0x80
+    return ascii ? this.buffer.toString("latin1", start, end) : utf8.decode(bytes.subarray(start, end))
+  }
+
+  // What `trim` removes from a string of one char per byte: tab to CR, space and NBSP.
+  blank(): boolean {
+    for (const byte of this.bytes)
+      if (!((byte >= 0x09 && byte <= 0x0d) || byte === SPACE || byte === 0xa0)) return false
+    return true
+  }
+}
+
+function readSource(input: string | Uint8Array): Source {
+  return typeof input === "string" ? new TextSource(input) : new ByteSource(input)
+}
+
+/**
+ * Where a hunk's lines are in the input: its lines are built from there when first read, since
+ * most hunks of a big change are only counted, never read line by line.
+ */
+interface HunkSource {
+  source: Source
+  /** The offset of its first line and the end of its last (a "\" marker line included). */
+  start: number
+  end: number
+  oldStart: number
+  newStart: number
+  /** The longest line, its prefix included: no line's text is longer, in UTF-16 units. */
+  longest: number
+  lines: DiffLine[] | null
+}
+
+const hunkSources = new WeakMap<Hunk, HunkSource>()
+
+function hunkOf(header: Omit<Hunk, "lines">, origin: HunkSource): Hunk {
+  const hunk: Hunk = {
+    oldStart: header.oldStart,
+    oldLines: header.oldLines,
+    newStart: header.newStart,
+    newLines: header.newLines,
+    section: header.section,
+    get lines() {
+      origin.lines ??= readLines(origin)
+      return origin.lines
+    },
+  }
+  hunkSources.set(hunk, origin)
+  return hunk
+}
+
+// The parser accepted every line between `start` and `end` as a line of this hunk.
+function readLines(origin: HunkSource): DiffLine[] {
+  const { source, end: stop } = origin
+  const lines: DiffLine[] = []
+  let oldNext = origin.oldStart
+  let newNext = origin.newStart
+  let start = origin.start
+  while (start < stop) {
+    const end = source.lineEnd(start)
+    const code = start < end ? source.code(start) : -1
+    if (code === BACKSLASH) {
+      const last = lines[lines.length - 1]
+      if (last !== undefined) last.noNewlineAtEnd = true
+    } else if (code === SPACE || code === -1)
+      lines.push(line("context", oldNext++, newNext++, source.decode(code === -1 ? start : start + 1, end)))
+    else if (code === MINUS) lines.push(line("remove", oldNext++, null, source.decode(start + 1, end)))
+    else lines.push(line("add", null, newNext++, source.decode(start + 1, end)))
+    start = end + 1
+  }
+  return lines
+}
+
+/**
+ * The text of the first `count` lines of a hunk that are not of kind `skip`, read from the input
+ * when the hunk's lines were not built yet (the same texts `hunk.lines` holds).
+ */
+export function leadingLines(hunk: Hunk, count: number, skip: DiffLine["kind"]): string[] {
+  const origin = hunkSources.get(hunk)
+  const texts: string[] = []
+  if (origin === undefined || origin.lines !== null) {
+    for (const line of hunk.lines) {
+      if (texts.length === count) break
+      if (line.kind !== skip) texts.push(line.text)
+    }
+    return texts
+  }
+  const { source, end: stop } = origin
+  let start = origin.start
+  while (start < stop && texts.length < count) {
+    const end = source.lineEnd(start)
+    const code = start < end ? source.code(start) : -1
+    const kind = code === SPACE || code === -1 ? "context" : code === MINUS ? "remove" : code === PLUS ? "add" : null
+    if (kind !== null && kind !== skip) texts.push(source.decode(code === -1 ? start : start + 1, end))
+    start = end + 1
+  }
+  return texts
+}
+
+/**
+ * False when `pattern`, which never matches across a line break, matches none of the texts
+ * {@link leadingLines} would return: the input those lines come from is searched in one piece,
+ * without building them. True otherwise (or when the hunk's lines are built already).
+ */
+export function leadingLinesMayMatch(hunk: Hunk, count: number, skip: DiffLine["kind"], pattern: RegExp): boolean {
+  const origin = hunkSources.get(hunk)
+  if (origin === undefined || origin.lines !== null) return true
+  const { source, end: stop } = origin
+  let start = origin.start
+  let kept = 0
+  while (start < stop && kept < count) {
+    const end = source.lineEnd(start)
+    const code = start < end ? source.code(start) : -1
+    if ((code === SPACE || code === -1 ? "context" : code === MINUS ? "remove" : code === PLUS ? "add" : skip) !== skip)
+      kept += 1
+    start = end + 1
+  }
+  return pattern.test(source.decode(origin.start, Math.min(start, stop)))
+}
+
+/** A length no line text of the hunk exceeds (in UTF-16 units), known without building its lines. */
+export function longestLine(hunk: Hunk): number {
+  const origin = hunkSources.get(hunk)
+  if (origin !== undefined && origin.lines === null) return origin.longest
+  let longest = 0
+  for (const line of hunk.lines) longest = Math.max(longest, line.text.length)
+  return longest
 }
 
 type State = "preamble" | "header" | "hunk" | "binary" | "after" | "skip"
@@ -172,35 +388,32 @@ interface Section {
   unknownHeader: boolean
 }
 
-function readSource(input: string | Uint8Array): Source {
-  if (typeof input === "string") return { text: input, bytes: null, plain: true }
-  const text = Buffer.from(input.buffer, input.byteOffset, input.byteLength).toString("latin1")
-  return { text, bytes: input, plain: !highByte.test(text) }
-}
-
 class Parser {
   private readonly files: DiffFile[] = []
   private readonly problems: string[] = []
   private readonly ranges: Array<{ start: number; end: number }> = []
   private state: State = "preamble"
   private section: Section | null = null
-  private hunk: Hunk | null = null
+  /** The hunk being read; its lines so far (without "\" markers) in `hunkLines`. */
+  private hunk: HunkSource | null = null
+  private hunkLines = 0
   private oldLeft = 0
   private newLeft = 0
-  private oldNext = 0
-  private newNext = 0
   private lineNumber = 0
 
   constructor(private readonly source: Source) {}
 
   run(): DiffParseResult {
-    const text = this.source.text
-    const length = text.length
+    const source = this.source
+    const length = source.length
+    const bytes = source.bytes
     let start = 0
     while (start < length) {
-      const newline = text.indexOf("\n", start)
-      const end = newline === -1 ? length : newline
-      const next = newline === -1 ? length : newline + 1
+      // Most lines are hunk lines: read in one tight loop, which the JIT compiles early.
+      if (this.state === "hunk" && bytes !== null) start = this.countHunkLines(bytes, start)
+      if (start >= length) break
+      const end = source.lineEnd(start)
+      const next = end === length ? length : end + 1
       this.lineNumber += 1
       while (!this.step(start, end, next)) {
         // the line changed the state and is read again in the new one
@@ -211,7 +424,7 @@ class Parser {
       this.problem(`hunk truncated at end of input: ${this.oldLeft} old and ${this.newLeft} new lines missing`)
     }
     this.closeSection()
-    if (this.files.length === 0 && this.problems.length === 0 && text.trim() !== "") {
+    if (this.files.length === 0 && this.problems.length === 0 && !source.blank()) {
       this.problems.push('no "diff --git" section found')
     }
     return { files: this.files, problems: this.problems }
@@ -236,23 +449,22 @@ class Parser {
   }
 
   private stepPreamble(start: number, end: number, next: number): boolean {
-    const text = this.source.text
-    if (text.startsWith("diff --git ", start)) return this.openSection(start, end, next)
-    if (text.startsWith("diff --cc ", start) || text.startsWith("diff --combined ", start)) {
+    const source = this.source
+    if (source.startsWith("diff --git ", start)) return this.openSection(start, end, next)
+    if (source.startsWith("diff --cc ", start) || source.startsWith("diff --combined ", start)) {
       this.problem("combined diffs are not supported; section skipped")
     }
     return true
   }
 
+  // Only counted here: the hunk's lines are built from the input when someone reads them.
   private stepHunk(start: number, end: number, next: number): boolean {
-    const text = this.source.text
     const section = this.section as Section
-    const hunk = this.hunk as Hunk
-    const code = start < end ? text.charCodeAt(start) : -1
+    const hunk = this.hunk as HunkSource
+    const code = start < end ? this.source.code(start) : -1
     if (code === BACKSLASH) {
-      const last = hunk.lines[hunk.lines.length - 1]
-      if (last === undefined) this.problem('"\\" marker before any hunk line')
-      if (last !== undefined) last.noNewlineAtEnd = true
+      if (this.hunkLines === 0) this.problem('"\\" marker before any hunk line')
+      hunk.end = next
       section.end = next
       return true
     }
@@ -264,34 +476,85 @@ class Parser {
     // An empty line is an empty context line whose leading space was stripped (as `git apply` accepts).
     if (code === SPACE || code === -1) {
       if (this.oldLeft === 0 || this.newLeft === 0) return this.mismatch(next)
-      hunk.lines.push(
-        line("context", this.oldNext++, this.newNext++, this.decode(code === -1 ? start : start + 1, end)),
-      )
       this.oldLeft -= 1
       this.newLeft -= 1
-      section.end = next
-      return true
-    }
-    if (code === MINUS) {
+    } else if (code === MINUS) {
       if (this.oldLeft === 0) return this.mismatch(next)
-      hunk.lines.push(line("remove", this.oldNext++, null, this.decode(start + 1, end)))
       this.oldLeft -= 1
       section.removed += 1
-      section.end = next
-      return true
-    }
-    if (code === PLUS) {
+    } else if (code === PLUS) {
       if (this.newLeft === 0) return this.mismatch(next)
-      hunk.lines.push(line("add", null, this.newNext++, this.decode(start + 1, end)))
       this.newLeft -= 1
       section.added += 1
-      section.end = next
-      return true
+    } else {
+      this.problem(`hunk ended early: ${this.oldLeft} old and ${this.newLeft} new lines missing`)
+      this.hunk = null
+      this.state = "after"
+      return false
     }
-    this.problem(`hunk ended early: ${this.oldLeft} old and ${this.newLeft} new lines missing`)
-    this.hunk = null
-    this.state = "after"
-    return false
+    this.hunkLines += 1
+    if (end - start > hunk.longest) hunk.longest = end - start
+    hunk.end = next
+    section.end = next
+    return true
+  }
+
+  /**
+   * Counts the hunk lines from `start` as {@link stepHunk} would, up to the first line it would do
+   * anything else with (the end of the hunk, a line that does not fit), which is left to it; returns
+   * where that line starts.
+   */
+  private countHunkLines(bytes: Uint8Array, start: number): number {
+    const section = this.section as Section
+    const hunk = this.hunk as HunkSource
+    const length = bytes.length
+    let oldLeft = this.oldLeft
+    let newLeft = this.newLeft
+    let added = 0
+    let removed = 0
+    let lines = 0
+    let read = 0
+    let longest = hunk.longest
+    let at = start
+    while (at < length) {
+      let end = bytes.indexOf(0x0a, at)
+      if (end === -1) end = length
+      const code = at < end ? bytes[at]! : -1
+      if (code === BACKSLASH) {
+        if (this.hunkLines + lines === 0) break
+      } else if (oldLeft === 0 && newLeft === 0) break
+      else if (code === SPACE || code === -1) {
+        if (oldLeft === 0 || newLeft === 0) break
+        oldLeft -= 1
+        newLeft -= 1
+      } else if (code === MINUS) {
+        if (oldLeft === 0) break
+        oldLeft -= 1
+        removed += 1
+      } else if (code === PLUS) {
+        if (newLeft === 0) break
+        newLeft -= 1
+        added += 1
+      } else break
+      if (code !== BACKSLASH) {
+        lines += 1
+        if (end - at > longest) longest = end - at
+      }
+      read += 1
+      at = end === length ? length : end + 1
+    }
+    if (at > start) {
+      this.lineNumber += read
+      this.oldLeft = oldLeft
+      this.newLeft = newLeft
+      this.hunkLines += lines
+      hunk.longest = longest
+      hunk.end = at
+      section.added += added
+      section.removed += removed
+      section.end = at
+    }
+    return at
   }
 
   private mismatch(next: number): boolean {
@@ -303,83 +566,78 @@ class Parser {
   }
 
   private stepHeader(start: number, end: number, next: number): boolean {
-    const text = this.source.text
+    const source = this.source
     const section = this.section as Section
-    if (text.startsWith("@@ ", start)) return this.openHunk(start, end, next)
-    if (text.startsWith("diff --git ", start)) return this.openSection(start, end, next)
-    if (start === end || isSignature(text, start, end)) return this.endSection()
+    if (source.startsWith("@@ ", start)) return this.openHunk(start, end, next)
+    if (source.startsWith("diff --git ", start)) return this.openSection(start, end, next)
+    if (start === end || isSignature(source, start, end)) return this.endSection()
     section.end = next
-    const header = this.headerLine(start, end)
-    if (header.startsWith("--- ")) {
-      const path = markerPath(header.slice(4))
+    // Dispatched on the raw line; only the part after the keyword becomes a string.
+    const after = (keyword: string) => this.after(keyword, start, end)
+    let rest: string | null
+    if ((rest = after("--- ")) !== null) {
+      const path = markerPath(rest)
       section.minusNull = path === null
       section.minus = path === null ? null : stripPrefix(path, section.prefixes[0])
       return true
     }
-    if (header.startsWith("+++ ")) {
-      const path = markerPath(header.slice(4))
+    if ((rest = after("+++ ")) !== null) {
+      const path = markerPath(rest)
       section.plusNull = path === null
       section.plus = path === null ? null : stripPrefix(path, section.prefixes[1])
       return true
     }
-    if (header.startsWith("index ")) {
-      const space = header.indexOf(" ", 6)
-      section.indexMode = space === -1 ? null : header.slice(space + 1)
+    if ((rest = after("index ")) !== null) {
+      const space = rest.indexOf(" ")
+      section.indexMode = space === -1 ? null : rest.slice(space + 1)
       return true
     }
-    if (header.startsWith("old mode ")) {
-      section.oldMode = header.slice(9)
+    if ((rest = after("old mode ")) !== null) {
+      section.oldMode = rest
       return true
     }
-    if (header.startsWith("new mode ")) {
-      section.newMode = header.slice(9)
+    if ((rest = after("new mode ")) !== null) {
+      section.newMode = rest
       return true
     }
-    if (header.startsWith("new file mode ")) {
+    if ((rest = after("new file mode ")) !== null) {
       section.newFile = true
-      section.newMode = header.slice(14)
+      section.newMode = rest
       return true
     }
-    if (header.startsWith("deleted file mode ")) {
+    if ((rest = after("deleted file mode ")) !== null) {
       section.deletedFile = true
-      section.oldMode = header.slice(18)
+      section.oldMode = rest
       return true
     }
-    if (header.startsWith("similarity index ")) {
-      section.similarity = percent(header.slice(17))
+    if ((rest = after("similarity index ")) !== null) {
+      section.similarity = percent(rest)
       return true
     }
-    if (header.startsWith("dissimilarity index ")) return true
+    if (source.startsWith("dissimilarity index ", start)) return true
     // `rename old`/`rename new` are what git before 1.5 printed.
-    if (header.startsWith("rename from ")) {
-      section.renameFrom = namePath(header.slice(12))
+    if ((rest = after("rename from ") ?? after("rename old ")) !== null) {
+      section.renameFrom = namePath(rest)
       return true
     }
-    if (header.startsWith("rename old ")) {
-      section.renameFrom = namePath(header.slice(11))
+    if ((rest = after("rename to ") ?? after("rename new ")) !== null) {
+      section.renameTo = namePath(rest)
       return true
     }
-    if (header.startsWith("rename to ")) {
-      section.renameTo = namePath(header.slice(10))
+    if ((rest = after("copy from ")) !== null) {
+      section.copyFrom = namePath(rest)
       return true
     }
-    if (header.startsWith("rename new ")) {
-      section.renameTo = namePath(header.slice(11))
+    if ((rest = after("copy to ")) !== null) {
+      section.copyTo = namePath(rest)
       return true
     }
-    if (header.startsWith("copy from ")) {
-      section.copyFrom = namePath(header.slice(10))
-      return true
-    }
-    if (header.startsWith("copy to ")) {
-      section.copyTo = namePath(header.slice(8))
-      return true
-    }
-    if (header.startsWith("Binary files ") && header.endsWith(" differ")) {
+    const stop = this.lineStop(start, end)
+    if (source.startsWith("Binary files ", start) && stop - start >= 7 && source.startsWith(" differ", stop - 7)) {
       section.binary = true
       return true
     }
-    if (header === "GIT binary patch") {
+    if (stop - start === 16 && source.startsWith("GIT binary patch", start)) {
       section.binary = true
       this.state = "binary"
       return true
@@ -390,12 +648,12 @@ class Parser {
   }
 
   private stepBinary(start: number, end: number, next: number): boolean {
-    const text = this.source.text
+    const source = this.source
     if (
       start === end ||
-      text.startsWith("literal ", start) ||
-      text.startsWith("delta ", start) ||
-      isBase85(text, start, end)
+      source.startsWith("literal ", start) ||
+      source.startsWith("delta ", start) ||
+      isBase85(source, start, end)
     ) {
       ;(this.section as Section).end = next
       return true
@@ -405,26 +663,26 @@ class Parser {
   }
 
   private stepAfter(start: number, end: number, next: number): boolean {
-    const text = this.source.text
-    if (text.startsWith("@@ ", start)) return this.openHunk(start, end, next)
-    if (text.startsWith("diff --git ", start)) return this.openSection(start, end, next)
+    const source = this.source
+    if (source.startsWith("@@ ", start)) return this.openHunk(start, end, next)
+    if (source.startsWith("diff --git ", start)) return this.openSection(start, end, next)
     // A blank line or the `-- ` signature of `git format-patch` ends the file quietly.
-    if (start !== end && !isSignature(text, start, end))
+    if (start !== end && !isSignature(source, start, end))
       this.problem(`unexpected line after hunk ${this.snippet(start, end)}; section ended`)
     return this.endSection()
   }
 
   private stepSkip(start: number, end: number, next: number): boolean {
-    const text = this.source.text
-    if (text.startsWith("@@ ", start)) return this.openHunk(start, end, next)
-    if (text.startsWith("diff --git ", start)) return this.openSection(start, end, next)
+    const source = this.source
+    if (source.startsWith("@@ ", start)) return this.openHunk(start, end, next)
+    if (source.startsWith("diff --git ", start)) return this.openSection(start, end, next)
     ;(this.section as Section).end = next
     return true
   }
 
   private openSection(start: number, end: number, next: number): boolean {
     this.closeSection()
-    const names = splitGitNames(this.headerLine(start, end).slice(11))
+    const names = splitGitNames(this.headerLine(start + 11, end))
     if (names === null) this.problem(`cannot read the file names of ${this.snippet(start, end)}`)
     const prefixes = names === null ? (["", ""] as [string, string]) : prefixesOf(names[0], names[1])
     this.section = {
@@ -461,26 +719,37 @@ class Parser {
   private openHunk(start: number, end: number, next: number): boolean {
     const section = this.section as Section
     section.end = next
-    const header = parseHunkHeader(this.source.text, start, end)
+    const header = parseHunkHeader(this.source, start, end)
     if (header === null) {
       this.problem(`malformed hunk header ${this.snippet(start, end)}; lines skipped until the next hunk`)
       this.state = "skip"
       return true
     }
-    const hunk: Hunk = {
+    const origin: HunkSource = {
+      source: this.source,
+      start: next,
+      end: next,
       oldStart: header.oldStart,
-      oldLines: header.oldLines,
       newStart: header.newStart,
-      newLines: header.newLines,
-      section: this.decode(header.sectionStart, header.sectionEnd),
-      lines: [],
+      longest: 0,
+      lines: null,
     }
-    section.hunks.push(hunk)
-    this.hunk = hunk
+    section.hunks.push(
+      hunkOf(
+        {
+          oldStart: header.oldStart,
+          oldLines: header.oldLines,
+          newStart: header.newStart,
+          newLines: header.newLines,
+          section: this.source.decode(header.sectionStart, header.sectionEnd),
+        },
+        origin,
+      ),
+    )
+    this.hunk = origin
+    this.hunkLines = 0
     this.oldLeft = header.oldLines
     this.newLeft = header.newLines
-    this.oldNext = header.oldStart
-    this.newNext = header.newStart
     this.state = "hunk"
     return true
   }
@@ -520,7 +789,9 @@ class Parser {
 
   private merge(deleted: DiffFile, added: DiffFile, start: number, end: number): DiffFile {
     const binary = deleted.binary || added.binary
-    return {
+    const source = this.source
+    let patch: string | null = null
+    const file: DiffFile = {
       path: added.path,
       oldPath: added.path,
       status: "modified",
@@ -532,8 +803,14 @@ class Parser {
       submodule: deleted.submodule || added.submodule,
       similarity: null,
       hunks: [...deleted.hunks, ...added.hunks],
-      ...this.patchOf(start, end),
+      // Decoded when first read: writing the patch out and counting need only its bytes.
+      get patch() {
+        patch ??= source.decode(start, end)
+        return patch
+      },
     }
+    if (source.bytes !== null) file.patchBytes = source.bytes.subarray(start, end)
+    return file
   }
 
   private toFile(section: Section): DiffFile | null {
@@ -548,7 +825,10 @@ class Parser {
     const moved = status === "renamed" || status === "copied"
     const oldMode = section.oldMode ?? (section.newFile ? null : section.indexMode)
     const newMode = section.newMode ?? (section.deletedFile ? null : section.indexMode)
-    return {
+    const { source } = this
+    const { start, end } = section
+    let patch: string | null = null
+    const file: DiffFile = {
       path: fromBytes(path),
       oldPath: fromBytes(moved ? (oldName ?? path) : path),
       status,
@@ -560,35 +840,34 @@ class Parser {
       submodule: oldMode === GITLINK || newMode === GITLINK,
       similarity: section.similarity,
       hunks: section.hunks,
-      ...this.patchOf(section.start, section.end),
+      // Decoded when first read: writing the patch out and counting need only its bytes.
+      get patch() {
+        patch ??= source.decode(start, end)
+        return patch
+      },
     }
+    if (source.bytes !== null) file.patchBytes = source.bytes.subarray(start, end)
+    return file
   }
 
-  private patchOf(start: number, end: number): { patch: string; patchBytes?: Uint8Array } {
-    const bytes = this.source.bytes
-    if (bytes === null) return { patch: this.source.text.slice(start, end) }
-    return { patch: this.decode(start, end), patchBytes: bytes.subarray(start, end) }
+  /** The rest of a header line after `keyword` (see {@link headerLine}), or null when it does not start so. */
+  private after(keyword: string, start: number, end: number): string | null {
+    return this.source.startsWith(keyword, start) ? this.headerLine(start + keyword.length, end) : null
   }
 
-  /** Text for people: the slice decoded as UTF-8 when the input was bytes. */
-  private decode(start: number, end: number): string {
-    const raw = this.source.text.slice(start, end)
-    const bytes = this.source.bytes
-    if (this.source.plain || bytes === null || !highByte.test(raw)) return raw
-    return utf8.decode(bytes.subarray(start, end))
-  }
-
-  /** A header line as a byte string (one char per byte) without a trailing CR, for path parsing. */
+  /** A header line (from `start`) as a byte string (one char per byte) without a trailing CR, for path parsing. */
   private headerLine(start: number, end: number): string {
-    const stop = end > start && this.source.text.charCodeAt(end - 1) === 0x0d ? end - 1 : end
-    const raw = this.source.text.slice(start, stop)
-    if (this.source.bytes !== null || !highByte.test(raw)) return raw
-    return Buffer.from(raw, "utf8").toString("latin1")
+    return this.source.byteString(start, Math.max(start, this.lineStop(start, end)))
+  }
+
+  /** The end of a line without its trailing CR. */
+  private lineStop(start: number, end: number): number {
+    return end > start && this.source.code(end - 1) === 0x0d ? end - 1 : end
   }
 
   /** A line quoted for a problem note, cut to keep notes short. */
   private snippet(start: number, end: number): string {
-    return JSON.stringify(this.decode(start, Math.min(end, start + SNIPPET)))
+    return JSON.stringify(this.source.decode(start, Math.min(end, start + SNIPPET)))
   }
 
   private problem(message: string): void {
@@ -610,18 +889,18 @@ function statusOf(section: Section): FileStatus {
   return "modified"
 }
 
-function isSignature(text: string, start: number, end: number): boolean {
-  return end - start === 3 && text.startsWith("-- ", start)
+function isSignature(source: Source, start: number, end: number): boolean {
+  return end - start === 3 && source.startsWith("-- ", start)
 }
 
 /** A line of base85 data in a `GIT binary patch` block: a length letter then base85, which has no space. */
-function isBase85(text: string, start: number, end: number): boolean {
+function isBase85(source: Source, start: number, end: number): boolean {
   if (end - start > 70) return false
-  const first = text.charCodeAt(start)
+  const first = source.code(start)
   const letter = (first >= 0x41 && first <= 0x5a) || (first >= 0x61 && first <= 0x7a)
   if (!letter) return false
   for (let index = start + 1; index < end; index += 1) {
-    const code = text.charCodeAt(index)
+    const code = source.code(index)
     if (code <= SPACE || code > 0x7e) return false
   }
   return true
@@ -637,47 +916,46 @@ interface HunkHeader {
 }
 
 /** Reads `@@ -a[,b] +c[,d] @@[ section]`; a missing count means 1. */
-function parseHunkHeader(text: string, start: number, end: number): HunkHeader | null {
+function parseHunkHeader(source: Source, start: number, end: number): HunkHeader | null {
+  const at = (index: number) => (index < source.length ? source.code(index) : -1)
   let index = start + 3
-  if (text.charCodeAt(index) !== MINUS) return null
-  const oldStart = readNumber(text, index + 1, end)
-  if (oldStart === null) return null
-  index = oldStart.end
-  const oldLines = text.charCodeAt(index) === 0x2c ? readNumber(text, index + 1, end) : { value: 1, end: index }
-  if (oldLines === null) return null
-  index = oldLines.end
-  if (text.charCodeAt(index) !== SPACE || text.charCodeAt(index + 1) !== PLUS) return null
-  const newStart = readNumber(text, index + 2, end)
-  if (newStart === null) return null
-  index = newStart.end
-  const newLines = text.charCodeAt(index) === 0x2c ? readNumber(text, index + 1, end) : { value: 1, end: index }
-  if (newLines === null) return null
-  index = newLines.end
-  if (!text.startsWith(" @@", index) || index + 3 > end) return null
-  index += 3
-  const sectionStart = text.charCodeAt(index) === SPACE && index < end ? index + 1 : index
-  const sectionEnd = end > sectionStart && text.charCodeAt(end - 1) === 0x0d ? end - 1 : end
-  return {
-    oldStart: oldStart.value,
-    oldLines: oldLines.value,
-    newStart: newStart.value,
-    newLines: newLines.value,
-    sectionStart,
-    sectionEnd: Math.max(sectionStart, sectionEnd),
+  if (at(index) !== MINUS || (index = readNumber(source, index + 1, end)) < 0) return null
+  const oldStart = numberRead
+  let oldLines = 1
+  if (at(index) === 0x2c) {
+    if ((index = readNumber(source, index + 1, end)) < 0) return null
+    oldLines = numberRead
   }
+  if (at(index) !== SPACE || at(index + 1) !== PLUS || (index = readNumber(source, index + 2, end)) < 0) return null
+  const newStart = numberRead
+  let newLines = 1
+  if (at(index) === 0x2c) {
+    if ((index = readNumber(source, index + 1, end)) < 0) return null
+    newLines = numberRead
+  }
+  if (!source.startsWith(" @@", index) || index + 3 > end) return null
+  index += 3
+  const sectionStart = at(index) === SPACE && index < end ? index + 1 : index
+  const sectionEnd = end > sectionStart && at(end - 1) === 0x0d ? end - 1 : end
+  return { oldStart, oldLines, newStart, newLines, sectionStart, sectionEnd: Math.max(sectionStart, sectionEnd) }
 }
 
-function readNumber(text: string, start: number, end: number): { value: number; end: number } | null {
+// The value of the last number readNumber read.
+let numberRead = 0
+
+/** Reads a decimal number at `start` into `numberRead` and returns where it ends, or -1 when there is none. */
+function readNumber(source: Source, start: number, end: number): number {
   let value = 0
   let index = start
   while (index < end) {
-    const code = text.charCodeAt(index)
+    const code = source.code(index)
     if (code < 0x30 || code > 0x39) break
     value = value * 10 + (code - 0x30)
     index += 1
   }
-  if (index === start || index - start > 15) return null
-  return { value, end: index }
+  if (index === start || index - start > 15) return -1
+  numberRead = value
+  return index
 }
 
 function percent(text: string): number | null {
@@ -706,8 +984,8 @@ function splitGitNames(rest: string): [string, string] | null {
   if (Number.isInteger(middle) && rest.charCodeAt(middle) === SPACE) {
     const first = rest.slice(0, middle)
     const second = rest.slice(middle + 1)
-    const [oldPrefix, newPrefix] = prefixesOf(first, second)
-    if (first.slice(oldPrefix.length) === second.slice(newPrefix.length)) return [first, second]
+    const prefixes = prefixesOf(first, second)
+    if (first.slice(prefixes[0].length) === second.slice(prefixes[1].length)) return [first, second]
   }
   const split = rest.startsWith("a/") ? rest.indexOf(" b/") : -1
   const space = split === -1 ? rest.indexOf(" ") : split
@@ -815,7 +1093,9 @@ function fromBytes(value: string): string {
 function fileName(path: string, suffix: string): string {
   const stem = path.replaceAll("/", "__").replaceAll("\0", "_")
   const tail = `${suffix}${PATCH_EXTENSION}`
-  if (byteLength(stem) + tail.length <= MAX_NAME_BYTES) return `${stem}${tail}`
+  // A UTF-16 unit is at most 3 UTF-8 bytes: a short name needs no counting.
+  if (stem.length * 3 + tail.length <= MAX_NAME_BYTES || byteLength(stem) + tail.length <= MAX_NAME_BYTES)
+    return `${stem}${tail}`
   const hashed = suffix === "" ? `~${hashOf(path).slice(0, 8)}` : suffix
   return `${truncateBytes(stem, MAX_NAME_BYTES - hashed.length - PATCH_EXTENSION.length)}${hashed}${PATCH_EXTENSION}`
 }
@@ -843,12 +1123,16 @@ function hashOf(path: string): string {
 
 /** Paths whose names clash on a case-insensitive, normalization-insensitive file system. */
 function collisions(names: Map<string, string>): string[] {
+  // The first path of each name, and a group only for a name taken twice: thousands of paths rarely clash.
+  const first = new Map<string, string>()
   const groups = new Map<string, string[]>()
   for (const [path, name] of names) {
-    const key = name.normalize("NFC").toLowerCase()
-    const group = groups.get(key)
-    if (group === undefined) groups.set(key, [path])
-    if (group !== undefined) group.push(path)
+    // ASCII is its own normal form.
+    const key = (highByte.test(name) ? name.normalize("NFC") : name).toLowerCase()
+    const taken = first.get(key)
+    if (taken === undefined) first.set(key, path)
+    else if (groups.has(key)) groups.get(key)!.push(path)
+    else groups.set(key, [taken, path])
   }
-  return [...groups.values()].filter((group) => group.length > 1).flat()
+  return [...groups.values()].flat()
 }

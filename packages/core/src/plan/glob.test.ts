@@ -56,4 +56,30 @@ describe("compileGlobs", () => {
       for (const path of paths) expect(set.match(path), `${path} (fold ${fold})`).toBe(reference(patterns, path, fold))
     }
   })
+
+  it("answers as Bun.Glob does for patterns with literal parts of every kind", () => {
+    // Literal parts that are regex syntax too, wildcards around them, and paths that hold them or not.
+    const parts = ["a.b", "c+d", "$x", "(y)", "e^f", "g|h", "auth", "Auth", "lib", "min.js", "x"]
+    const shapes = ["**/P/**", "**/*P*", "P/*.ts", "**/P", "src/**/P.*", "**/?P", "*P*/**", "**/{P,lib}/**", "[P]/x"]
+    let state = 3
+    const random = (below: number) => {
+      state = (state * 1_103_515_245 + 12_345) % 2_147_483_648
+      return Math.floor((state / 2_147_483_648) * below)
+    }
+    const pick = <T>(list: readonly T[]) => list[random(list.length)]!
+    for (let round = 0; round < 60; round += 1) {
+      const set = Array.from({ length: 1 + random(6) }, () => pick(shapes).replace("P", pick(parts)))
+      const candidates = Array.from({ length: 30 }, () =>
+        Array.from(
+          { length: 1 + random(3) },
+          () => `${pick(["", "s", "src", "lib"])}${pick(parts)}${pick(["", ".ts", "z"])}`,
+        ).join("/"),
+      )
+      for (const fold of [false, true]) {
+        const compiled = compileGlobs(set, { caseInsensitive: fold })
+        for (const path of candidates)
+          expect(compiled.match(path), `${path} in ${set.join(" ")} (fold ${fold})`).toBe(reference(set, path, fold))
+      }
+    }
+  })
 })

@@ -23,12 +23,18 @@ export function compileGlobs(patterns: readonly string[], options: { caseInsensi
     }
     globs.push({ pattern, glob: new Bun.Glob(subject), parts: literalParts(subject) })
   }
+  // A path that holds no glob's longest literal part can match only the globs that have none.
+  const unkeyed = globs.filter(({ parts }) => parts.length === 0)
+  const keys = globs.flatMap(({ parts }) =>
+    parts.length === 0 ? [] : [parts.reduce((longest, part) => (part.length > longest.length ? part : longest))],
+  )
+  const anyKey = keys.length === 0 ? null : new RegExp(keys.map(escapeRegExp).join("|"))
   return {
     match(path) {
       const subject = fold ? path.toLowerCase() : path
       const byName = names.get(subject.slice(subject.lastIndexOf("/") + 1))
       // Keep the declared order: a glob listed before the basename rule still wins.
-      const first = firstMatch(globs, subject)
+      const first = firstMatch(anyKey === null || anyKey.test(subject) ? globs : unkeyed, subject)
       if (byName === undefined) return first
       if (first === null) return byName
       return patterns.indexOf(first) < patterns.indexOf(byName) ? first : byName
@@ -53,6 +59,10 @@ function firstMatch(globs: readonly CompiledGlob[], subject: string): string | n
 function holdsAll(subject: string, parts: readonly string[]): boolean {
   for (const part of parts) if (!subject.includes(part)) return false
   return true
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 }
 
 // The text between a glob's wildcards and slashes, which every path it matches contains. A pattern

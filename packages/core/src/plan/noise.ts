@@ -1,4 +1,4 @@
-import type { DiffFile } from "./diff"
+import { type DiffFile, leadingLines, leadingLinesMayMatch } from "./diff"
 import { compileGlobs, type GlobSet } from "./glob"
 
 /** Why a file is left out of the review; null means it is reviewed. */
@@ -86,8 +86,12 @@ export function createNoiseFilter(rules: NoiseRules): NoiseFilter {
   }
 }
 
+// Every marker holds one of these: text without them is not read line by line.
+const markerWords = /generated|eslint-disable/i
+
 /** True when the first lines of a file carry a generated-code marker. */
 export function isGenerated(head: string): boolean {
+  if (!markerWords.test(head)) return false
   const lines = head.split("\n", headLines)
   return lines.some((line) => generatedMarkers.some((marker) => marker.test(line)))
 }
@@ -101,13 +105,21 @@ export function headFromDiff(file: DiffFile): string | null {
   if (!hunk) return file.status === "added" ? "" : null
   const deleted = file.status === "deleted"
   if ((deleted ? hunk.oldStart : hunk.newStart) > 1) return null
-  const otherSide = deleted ? "add" : "remove"
-  const head: string[] = []
-  for (const line of hunk.lines) {
-    if (head.length === headLines) break
-    if (line.kind !== otherSide) head.push(line.text)
-  }
-  return head.join("\n")
+  return leadingLines(hunk, headLines, deleted ? "add" : "remove").join("\n")
+}
+
+/**
+ * `isGenerated(headFromDiff(file))`, or null when the diff does not show the file's first lines;
+ * a head without a marker word is ruled out from the diff's text without being built.
+ */
+export function generatedInDiff(file: DiffFile): boolean | null {
+  const hunk = file.hunks[0]
+  if (!hunk) return file.status === "added" ? false : null
+  const deleted = file.status === "deleted"
+  if ((deleted ? hunk.oldStart : hunk.newStart) > 1) return null
+  const skip = deleted ? "add" : "remove"
+  if (!leadingLinesMayMatch(hunk, headLines, skip, markerWords)) return false
+  return isGenerated(leadingLines(hunk, headLines, skip).join("\n"))
 }
 
 function basename(path: string): string {

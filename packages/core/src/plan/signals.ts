@@ -220,14 +220,21 @@ export function isAgentsFile(path: string): boolean {
   return agentsFileGlobs.match(path) !== null
 }
 
+// Every kind's name rules at once: most paths match none, and then only folder rules are asked.
+const anyMechanicsName = new RegExp(
+  `^(?:${mechanicsSets.map(([, set]) => set.names.source.slice("^(?:".length, -")$".length)).join("|")})$`,
+  "i",
+)
+
 /** The kind of project mechanics a path belongs to, or null for ordinary code and docs. */
 export function mechanicsKindOf(path: string): Mechanic | null {
   const name = path.slice(path.lastIndexOf("/") + 1)
-  return (
-    mechanicsSets.find(
-      ([, set]) => set.names.test(name) || (set.folders !== null && set.folders.match(path) !== null),
-    )?.[0] ?? null
-  )
+  const named = anyMechanicsName.test(name)
+  for (const entry of mechanicsSets) {
+    const set = entry[1]
+    if ((named && set.names.test(name)) || (set.folders !== null && set.folders.match(path) !== null)) return entry[0]
+  }
+  return null
 }
 
 // Words in added lines that make a small change worth a security reviewer even below the full tier.

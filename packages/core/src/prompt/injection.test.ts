@@ -7,6 +7,8 @@ import {
   diffAttemptLimits,
   excerptLength,
   type InstructionRule,
+  mayHoldInstructionBytes,
+  mayHoldInstructions,
   syntaxOf,
 } from "./injection"
 
@@ -201,6 +203,39 @@ describe("detectDiffInstructions", () => {
       "",
     ].join("\n")
     expect(detectDiffInstructions(parseDiff(many).files)).toHaveLength(diffAttemptLimits.perFile)
+  })
+})
+
+describe("the quick check on a patch's bytes", () => {
+  // It stands for the check on the decoded text (trigger words in any case, whole words where the
+  // rules need them, and any character the view would change): both must always agree.
+  test("says what the check on the decoded text says", () => {
+    const pieces = [
+      ...["ignore", "Instruction", "DISREGARD", "forget", "findings", "bypass", "system", "assistant", "approve"],
+      ...["lgtm", "llm", "language model", "Language\u0000model", "mode", "modes", "review", "gpt", "gemini"],
+      ...["claude", "copilot", "bot", "robot", "ai", "AI", "main", "inst", "sys", "x", "_", "1", " ", "\n", "-", "."],
+      ...["b", "o", "t", "a", "i", "m", "@", "[", "`", "é", "ſ", "&amp;", "\r", "\u212a"],
+    ]
+    let state = 42
+    const random = (below: number) => {
+      state = (state * 1_103_515_245 + 12_345) % 2_147_483_648
+      return Math.floor((state / 2_147_483_648) * below)
+    }
+    const encoder = new TextEncoder()
+    let holding = 0
+    for (let round = 0; round < 20_000; round += 1) {
+      let text = ""
+      for (let piece = random(6); piece >= 0; piece -= 1) {
+        const word = pieces[random(pieces.length)]!
+        text += random(3) === 0 ? word.slice(0, 1 + random(word.length)) : word
+      }
+      const expected = mayHoldInstructions(text)
+      if (expected) holding += 1
+      expect(mayHoldInstructionBytes(encoder.encode(text)), JSON.stringify(text)).toBe(expected)
+    }
+    // Both answers occur often.
+    expect(holding).toBeGreaterThan(5_000)
+    expect(holding).toBeLessThan(19_000)
   })
 })
 

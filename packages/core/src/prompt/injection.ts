@@ -91,7 +91,8 @@ export function detectDiffInstructions(files: readonly DiffFile[]): InjectionAtt
   for (const file of files) {
     if (file.binary || attempts.length >= diffAttemptLimits.total) continue
     // Every hunk's text is made of the patch's lines: a patch that can hold no attempt spares building them.
-    if (!mayHoldInstructions(file.patch)) continue
+    if (!(file.patchBytes === undefined ? mayHoldInstructions(file.patch) : mayHoldInstructionBytes(file.patchBytes)))
+      continue
     const syntax = syntaxOf(file.path)
     const seen = new Set<number>()
     for (const hunk of file.hunks) {
@@ -167,8 +168,91 @@ const changedByView = /[^\x00-\x0c\x0e-\x25\x27-\x7f]/
  * is the text itself with quotes and literals blanked, which only removes matches, so it needs a
  * trigger word as written; so does every part of it.
  */
-function mayHoldInstructions(text: string): boolean {
+export function mayHoldInstructions(text: string): boolean {
   return changedByView.test(text) || trigger.test(text)
+}
+
+// The trigger words for bytes: lower-case ASCII, and whether a word boundary (`\b`) must come
+// before and after the word.
+const triggerWords: readonly (readonly [word: string, before: boolean, after: boolean])[] = [
+  ["ignore", false, false],
+  ["instruction", false, false],
+  ["disregard", false, false],
+  ["forget", false, false],
+  ["findings", false, false],
+  ["bypass", false, false],
+  ["system", false, false],
+  ["assistant", false, false],
+  ["approve", false, false],
+  ["lgtm", false, false],
+  ["llm", false, false],
+  ["language model", false, false],
+  ["mode", false, true],
+  ["review", false, false],
+  ["gpt", false, false],
+  ["gemini", false, false],
+  ["claude", false, false],
+  ["copilot", false, false],
+  ["bot", true, true],
+  ["ai", true, true],
+  ["inst", true, true],
+  ["sys", true, true],
+]
+// Per byte: 1 for a character the view changes (outside ASCII, "&", CR), 2 for a letter a trigger
+// word starts with (either case). Per pair of bytes folded to lower case: 1 + the index in
+// `wordsByPair` of the words that start so, or 0.
+const byteClass = new Uint8Array(256)
+const pairSlots = new Uint8Array(65536)
+const wordsByPair: { word: Uint8Array; before: boolean; after: boolean }[][] = []
+for (let byte = 0x80; byte < 256; byte += 1) byteClass[byte] = 1
+byteClass[0x26] = 1
+byteClass[0x0d] = 1
+for (const [text, before, after] of triggerWords) {
+  const word = new TextEncoder().encode(text)
+  byteClass[word[0]!] = 2
+  byteClass[word[0]! & ~0x20] = 2
+  const pair = (word[0]! << 8) | word[1]!
+  if (pairSlots[pair] === 0) pairSlots[pair] = wordsByPair.push([])
+  wordsByPair[pairSlots[pair]! - 1]!.push({ word, before, after })
+}
+
+function isWordByte(byte: number): boolean {
+  return (
+    (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a) || byte === 0x5f
+  )
+}
+
+/**
+ * {@link mayHoldInstructions} of the UTF-8 text of `bytes`, without decoding it: a byte outside
+ * ASCII, "&" or CR is a character the view changes, and ASCII text holds a trigger word as bytes.
+ */
+export function mayHoldInstructionBytes(bytes: Uint8Array): boolean {
+  const length = bytes.length
+  for (let index = 0; index < length; index += 1) {
+    const kind = byteClass[bytes[index]!]!
+    if (kind === 0) continue
+    if (kind === 1) return true
+    if (index + 1 === length) continue
+    const slot = pairSlots[((bytes[index]! | 0x20) << 8) | (bytes[index + 1]! | 0x20)]!
+    if (slot !== 0 && triggerAt(bytes, index, wordsByPair[slot - 1]!)) return true
+  }
+  return false
+}
+
+// Whether one of `words` starts at `index`, in either case, with the word boundaries it needs.
+function triggerAt(bytes: Uint8Array, index: number, words: (typeof wordsByPair)[number]): boolean {
+  for (const { word, before, after } of words) {
+    const end = index + word.length
+    if (end > bytes.length) continue
+    let at = 2
+    // A letter matches either case; the space of "language model" only a space.
+    while (at < word.length && (bytes[index + at]! | 0x20) === word[at] && bytes[index + at] !== 0) at += 1
+    if (at < word.length) continue
+    if (before && index > 0 && isWordByte(bytes[index - 1]!)) continue
+    if (after && end < bytes.length && isWordByte(bytes[end]!)) continue
+    return true
+  }
+  return false
 }
 
 // Where an imperative starts: a line (after list, quote, heading or comment marks), a clause after

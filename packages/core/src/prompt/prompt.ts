@@ -1,5 +1,5 @@
 import { defaults } from "../config/config"
-import type { DiffFile, DiffLine } from "../plan/diff"
+import { type DiffFile, type DiffLine, longestLine } from "../plan/diff"
 import { detectInstructions, excerptLength, type InjectionAttempt } from "./injection"
 import { escapeAttribute, escapeXml, sanitizeUntrusted } from "./sanitize"
 
@@ -391,6 +391,8 @@ function longLines(file: DiffFile, units: number): { first: DiffLine | null; tot
   let first: DiffLine | null = null
   let total = 0
   for (const hunk of file.hunks) {
+    // A hunk with no line that long is not read line by line.
+    if (longestLine(hunk) <= units) continue
     for (const line of hunk.lines) {
       // The length first: most lines are short, and reading a line's last character costs more.
       if (line.text.length <= units || withoutCarriageReturn(line.text).length <= units) continue
@@ -470,18 +472,15 @@ function count(value: number): string {
   return value.toLocaleString("en-US")
 }
 
+// Built by concatenation: one line per changed file, thousands of them.
 function fileLine(file: PromptFile, attr: (field: string, value: string) => string): string {
-  const parts = [
-    `path="${attr("path", file.path)}"`,
-    file.oldPath !== file.path ? `old_path="${attr("old path", file.oldPath)}"` : "",
-    `status="${file.status}"`,
-    `added="${file.added}"`,
-    `removed="${file.removed}"`,
-    file.binary ? `binary="true"` : "",
-    file.securitySensitive ? `security_sensitive="true"` : "",
-    file.patchFile ? `patch="${escapeAttribute(file.patchFile)}"` : "",
-  ]
-  return `<changed_file ${parts.filter(Boolean).join(" ")}/>`
+  let line = `<changed_file path="${attr("path", file.path)}"`
+  if (file.oldPath !== file.path) line += ` old_path="${attr("old path", file.oldPath)}"`
+  line += ` status="${file.status}" added="${file.added}" removed="${file.removed}"`
+  if (file.binary) line += ` binary="true"`
+  if (file.securitySensitive) line += ` security_sensitive="true"`
+  if (file.patchFile) line += ` patch="${escapeAttribute(file.patchFile)}"`
+  return `${line}/>`
 }
 
 function previousReview(

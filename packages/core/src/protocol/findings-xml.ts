@@ -1,4 +1,4 @@
-import { XMLParser, XMLValidator } from "fast-xml-parser"
+import type { XMLParser, XMLValidator } from "fast-xml-parser"
 import * as z from "zod"
 import { Finding, maxSuggestionLines, normalizeCategory, Severity, type Suggestion } from "../model/finding"
 import { escapeAttribute, escapeXml } from "../prompt/sanitize"
@@ -114,23 +114,32 @@ interface Block {
 const maxErrors = 5
 const severityList = Severity.options.join(", ")
 
-// Only the five XML entities and character references are ever decoded, by us, in one pass:
-// the parser itself expands nothing, so no DOCTYPE trick can make it expand anything.
-const parser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: "@",
-  textNodeName: "#text",
-  parseTagValue: false,
-  parseAttributeValue: false,
-  trimValues: false,
-  processEntities: false,
-  htmlEntities: false,
-  ignoreDeclaration: true,
-  ignorePiTags: true,
-  commentPropName: false,
-  cdataPropName: false,
-  isArray: (name) => name === "finding",
-})
+// fast-xml-parser loads with the first block read: planning, which loads this module through
+// core's index, reads none.
+let loaded: { parser: XMLParser; validator: typeof XMLValidator } | undefined
+function xmlLibrary(): { parser: XMLParser; validator: typeof XMLValidator } {
+  if (loaded !== undefined) return loaded
+  const library = require("fast-xml-parser") as typeof import("fast-xml-parser")
+  // Only the five XML entities and character references are ever decoded, by us, in one pass:
+  // the parser itself expands nothing, so no DOCTYPE trick can make it expand anything.
+  const parser = new library.XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: "@",
+    textNodeName: "#text",
+    parseTagValue: false,
+    parseAttributeValue: false,
+    trimValues: false,
+    processEntities: false,
+    htmlEntities: false,
+    ignoreDeclaration: true,
+    ignorePiTags: true,
+    commentPropName: false,
+    cdataPropName: false,
+    isArray: (name) => name === "finding",
+  })
+  loaded = { parser, validator: library.XMLValidator }
+  return loaded
+}
 
 function fail(error: string): { ok: false; error: string } {
   return { ok: false, error }
@@ -182,7 +191,8 @@ function findBlocks(text: string, tag: string): Block[] {
 
 function readXml(xml: string, root: string): Result<unknown> {
   const repaired = repair(xml)
-  const valid = XMLValidator.validate(repaired)
+  const { parser, validator } = xmlLibrary()
+  const valid = validator.validate(repaired)
   if (valid !== true) {
     return fail(
       `the <${root}> block is not well-formed XML (line ${valid.err.line}, column ${valid.err.col}): ${valid.err.msg}`,

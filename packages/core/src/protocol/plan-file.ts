@@ -86,7 +86,36 @@ export type PlanFile = z.infer<typeof PlanFile>
 
 /** The plan.json bytes for a plan; throws (a bug of ours) when it does not match the schema. */
 export function planFileText(plan: PlanFile): string {
-  return JSON.stringify(PlanFile.parse(plan), null, 2) + "\n"
+  // Thousands of file entries are slow to check with zod. An entry with exactly the schema's keys, in
+  // its order, and valid values is what parsing it returns, so only the rest goes through zod; any
+  // other entry sends the whole plan there, as before.
+  if (!plan.files.every(isPlainEntry)) return JSON.stringify(PlanFile.parse(plan), null, 2) + "\n"
+  const parsed = PlanFile.parse({ ...plan, files: [] })
+  parsed.files = plan.files
+  return JSON.stringify(parsed, null, 2) + "\n"
+}
+
+const entryKeys = Object.keys(PlanFileEntry.shape)
+const statuses = new Set<unknown>(PlanFileEntry.shape.status.options)
+
+function isPlainEntry(entry: PlanFileEntry): boolean {
+  if (typeof entry !== "object" || entry === null || Object.getPrototypeOf(entry) !== Object.prototype) return false
+  let index = 0
+  for (const key in entry) if (key !== entryKeys[index++]) return false
+  if (index !== entryKeys.length) return false
+  const count = (value: unknown) => Number.isSafeInteger(value) && (value as number) >= 0
+  const text = (value: unknown) => typeof value === "string"
+  return (
+    text(entry.path) &&
+    text(entry.oldPath) &&
+    statuses.has(entry.status) &&
+    typeof entry.binary === "boolean" &&
+    count(entry.added) &&
+    count(entry.removed) &&
+    (entry.noise === null || text(entry.noise)) &&
+    typeof entry.securitySensitive === "boolean" &&
+    (entry.patchFile === null || text(entry.patchFile))
+  )
 }
 
 /** A work dir file read and checked, or why not; never throws. */

@@ -1,4 +1,5 @@
 import { describe, expect, test } from "vitest"
+import { type PlanFile, PlanFile as PlanFileSchema, planFileText } from "./plan-file"
 import { parseProgressLine, progressLine } from "./progress"
 import { parseSpawnMetadata } from "./spawn-metadata"
 import { parseSubmission, submissionText } from "./submission"
@@ -74,5 +75,70 @@ describe("the protocol between the processes", () => {
     }
     expect(parseSubmission(submissionText(submission))).toEqual({ ok: true, value: submission })
     expect(() => submissionText({ ...submission, review: { summary: "s" } } as never)).toThrow()
+  })
+})
+
+describe("plan.json", () => {
+  type Entry = PlanFile["files"][number]
+  const entry = (index: number): Entry => ({
+    path: `src/é${index}.ts`,
+    oldPath: index % 3 === 0 ? `old/${index}.ts` : `src/é${index}.ts`,
+    status: index % 3 === 0 ? "renamed" : "modified",
+    binary: index % 7 === 0,
+    added: index,
+    removed: 2 * index,
+    noise: index % 5 === 0 ? "lockfile" : null,
+    securitySensitive: index % 2 === 0,
+    patchFile: index % 5 === 0 ? null : `diff/src__${index}.ts.patch`,
+  })
+  const plan = {
+    tier: "full",
+    reasons: ["big"],
+    totals: { files: 3, added: 3, removed: 6 },
+    files: Array.from({ length: 40 }, (_, index) => entry(index)),
+    agents: [{ name: "review_coordinator", role: "coordinator", models: ["a/b"], timeoutMinutes: null, reason: "r" }],
+    workDir: "/w",
+    configFile: "/w/opencode.json",
+    promptFile: "/w/coordinator-prompt.xml",
+    contextFile: "/w/shared-mr-context.txt",
+    // More keys than the schema's, in another order: parsing drops and orders them.
+    limits: {
+      descriptionBytes: 20_000,
+      concurrency: 7,
+      overallMinutes: 25,
+      idleSeconds: 60,
+      pollSeconds: 5,
+      retryBudgetMinutes: 5,
+      breakerFailures: 3,
+      breakerCooldownMinutes: 5,
+      coordinatorMinutes: 20,
+      heartbeatSeconds: 30,
+      extra: true,
+    },
+    injection: [],
+    clipped: [],
+    fileListFile: null,
+    warnings: [],
+    findings: [],
+  } as unknown as PlanFile
+
+  // File entries skip zod when they are what parsing them returns: the text must not change.
+  test("is the schema's parse, whatever the entries", () => {
+    const variants: PlanFile[] = [
+      plan,
+      { ...plan, files: [] },
+      { ...plan, files: [{ ...entry(1), extra: "dropped" } as Entry, entry(2)] },
+      // The same keys in another order.
+      { ...plan, files: [Object.fromEntries(Object.entries(entry(1)).reverse()) as Entry] },
+    ]
+    for (const variant of variants)
+      expect(planFileText(variant)).toBe(`${JSON.stringify(PlanFileSchema.parse(variant), null, 2)}\n`)
+  })
+
+  test("refuses an entry the schema refuses", () => {
+    for (const broken of [{ added: -1 }, { added: 1.5 }, { status: "moved" }, { noise: 1 }, { binary: "no" }])
+      expect(() => planFileText({ ...plan, files: [entry(1), { ...entry(2), ...broken } as Entry] })).toThrow(
+        /Invalid|expected/,
+      )
   })
 })

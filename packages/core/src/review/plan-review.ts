@@ -6,9 +6,9 @@ import type { Config, Limits } from "../config/config"
 import type { CodeFinding } from "../model/finding"
 import type { Logger } from "../model/logger"
 import { coordinatorName, reviewers as reviewerSpecs, selectAgents } from "../plan/agents"
-import { assignPatchFiles, type DiffFile, parseDiff, writePatchFiles } from "../plan/diff"
+import { assignPatchFiles, type DiffFile, parseDiff, patchLength, writePatchFiles } from "../plan/diff"
 import { compileGlobs } from "../plan/glob"
-import { createNoiseFilter, headFromDiff, type NoiseReason } from "../plan/noise"
+import { createNoiseFilter, generatedInDiff, headFromDiff, isGenerated, type NoiseReason } from "../plan/noise"
 import { assessRisk, type Tier } from "../plan/risk"
 import { readSignals } from "../plan/signals"
 import { capSpend } from "../plan/spend"
@@ -126,7 +126,7 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
   const signals = readSignals(planned, { security: assessment.tier === "lite" })
   // What reviewers will read, in tokens: the patches of reviewed files (the shared context is small).
   const changeTokens = Math.ceil(
-    planned.reduce((sum, entry) => sum + (entry.noise === null ? entry.file.patch.length : 0), 0) / 4,
+    planned.reduce((sum, entry) => sum + (entry.noise === null ? patchLength(entry.file) : 0), 0) / 4,
   )
   const spend = capSpend(assessment.tier, (tier) => selectAgents(tier, signals, config), changeTokens, config)
   const selected = spend.agents
@@ -310,13 +310,24 @@ function planRecord(plan: ReviewPlan): PlanFile {
 async function classifyFiles(files: DiffFile[], change: Change, config: Config): Promise<PlannedFile[]> {
   const noise = createNoiseFilter(config.noise)
   const sensitive = compileGlobs(config.securityPaths, { caseInsensitive: true })
-  const heads = files.map((file) => (file.binary ? "" : headFromDiff(file)))
   const byName = files.map((file) => noise.classify(file, null))
-  const unknown = files.flatMap((file, index) => (byName[index] === null && heads[index] === null ? [file.path] : []))
+  // A file's first lines matter only when its name says nothing: are they generated code, as the
+  // diff shows them (null: it does not, and they are read)?
+  const generated = files.map((file, index) =>
+    byName[index] !== null ? undefined : file.binary ? false : generatedInDiff(file),
+  )
+  const unknown = files.flatMap((file, index) => (generated[index] === null ? [file.path] : []))
   const read = unknown.length > 0 ? await change.readHeads(unknown) : new Map<string, string>()
   const patchNames = assignPatchFiles(files.map((file) => file.path))
+  // Classified by name as nothing, a file is noise by its head only when the head is generated code
+  // (and the filter then still keeps what its keep rules keep).
+  const byHead = (file: DiffFile, index: number) => {
+    if (generated[index] === true) return noise.classify(file, headFromDiff(file))
+    const head = generated[index] === null ? read.get(file.path) : undefined
+    return head !== undefined && isGenerated(head) ? noise.classify(file, head) : null
+  }
   return files.map((file, index) => {
-    const reason = byName[index] ?? noise.classify(file, heads[index] ?? read.get(file.path) ?? null)
+    const reason = byName[index] ?? byHead(file, index)
     const securitySensitive =
       sensitive.match(file.path) !== null || (file.oldPath !== file.path && sensitive.match(file.oldPath) !== null)
     const patchFile = reason === null && !file.binary ? (patchNames.get(file.path) ?? null) : null
