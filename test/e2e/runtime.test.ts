@@ -27,7 +27,7 @@ import {
   toolCall,
 } from "@opencode-reviewer/testkit"
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest"
-import { toolDescriptions } from "../../packages/opencode/src/request-shape"
+import { toolDescriptions, toolSchemas } from "../../packages/opencode/src/request-shape"
 import type { SpawnMetadata } from "../../packages/runtime/src/runtime"
 import { type Specialist, specialists } from "./harness"
 
@@ -250,6 +250,7 @@ describe("spawn_reviewers inside the real opencode binary", () => {
       expect(request!.system).not.toContain(repo.dir)
       const read = request!.body.tools.find((tool: any) => tool.function.name === "read")
       expect(read.function.description).toBe(toolDescriptions.read)
+      expect(read.function.parameters).toEqual(toolSchemas.read)
     }
     // Concurrent: every reviewer request arrived before the first one (1 s latency) was answered.
     const requests = reviewerNames.map((name) => outcome.byModel(`${name}-model`)[0]!)

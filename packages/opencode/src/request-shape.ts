@@ -21,9 +21,51 @@ export const toolDescriptions: Readonly<Record<string, string>> = {
   ].join(" "),
 }
 
-/** The description a tool should carry, or null to keep OpenCode's own. */
-export function toolDescription(toolID: string): string | null {
-  return toolDescriptions[toolID] ?? null
+const text = (description: string) => ({ type: "string", description })
+const lines = (description: string) => ({ type: "integer", minimum: 0, description })
+
+/**
+ * The JSON schemas the model sees for read, glob and grep: OpenCode's own, with its parameter
+ * descriptions shortened (glob's `path` alone runs to 250 characters) and without the `$schema`
+ * line. Same names, types and required fields, so OpenCode's own schema still validates every call.
+ */
+export const toolSchemas: Readonly<Record<string, Record<string, unknown>>> = {
+  read: {
+    type: "object",
+    properties: {
+      filePath: text("Absolute path of the file or directory"),
+      offset: lines("First line to read (1-based)"),
+      limit: lines("Most lines to read (default 2000)"),
+    },
+    required: ["filePath"],
+  },
+  glob: {
+    type: "object",
+    properties: { pattern: text("Glob pattern"), path: text("Directory to search; omit for the repository") },
+    required: ["pattern"],
+  },
+  grep: {
+    type: "object",
+    properties: {
+      pattern: text("Regular expression"),
+      path: text("Directory to search; omit for the repository"),
+      include: text("File name pattern, e.g. *.{ts,tsx}"),
+    },
+    required: ["pattern"],
+  },
+}
+
+/**
+ * Applies our description and JSON schema to one `tool.definition` hook output. Besides the typed
+ * `description` and `parameters` (an Effect schema for built-in tools), OpenCode 1.18.33 reads a
+ * `jsonSchema` field from that output and sends it instead of converting `parameters`, as long as
+ * `parameters` is left as it was (docs/opencode.md, "What every request carries").
+ */
+export function shapeToolDefinition(toolID: string, output: { description: string }): void {
+  const description = toolDescriptions[toolID]
+  if (description !== undefined) output.description = description
+  const schema = toolSchemas[toolID]
+  if (schema !== undefined) (output as { jsonSchema?: unknown }).jsonSchema = structuredClone(schema)
 }
 
 /**

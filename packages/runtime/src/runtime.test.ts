@@ -371,18 +371,29 @@ describe("after the review is submitted", () => {
 })
 
 describe("request shape", () => {
-  test("gives read, glob and grep short descriptions and leaves other tools alone", async () => {
+  test("gives read, glob and grep short descriptions and compact schemas, and leaves other tools alone", async () => {
     const hooks = createRuntimeHooks(input, {
       workDir,
       driver: createFakeDriver(systemClock, () => ({ kind: "hang" })),
     })
-    const read = { description: "x".repeat(1158), parameters: {} }
+    const parameters = { effect: "schema" }
+    const read: { description: string; parameters: unknown; jsonSchema?: unknown } = {
+      description: "x".repeat(1158),
+      parameters,
+    }
     await hooks["tool.definition"]!({ toolID: "read" }, read)
     expect(read.description.length).toBeLessThan(400)
     expect(read.description).toContain("absolute path")
-    const other = { description: "OpenCode's own words", parameters: {} }
+    // OpenCode sends jsonSchema instead of converting parameters only while parameters is untouched.
+    expect(read.parameters).toBe(parameters)
+    expect(read.jsonSchema).toMatchObject({ type: "object", required: ["filePath"] })
+    expect(Object.keys((read.jsonSchema as { properties: object }).properties)).toEqual(["filePath", "offset", "limit"])
+    const other: { description: string; parameters: unknown; jsonSchema?: unknown } = {
+      description: "OpenCode's own words",
+      parameters: {},
+    }
     await hooks["tool.definition"]!({ toolID: "spawn_reviewers" }, other)
-    expect(other.description).toBe("OpenCode's own words")
+    expect(other).toEqual({ description: "OpenCode's own words", parameters: {} })
   })
 
   test("takes OpenCode's model line and <env> block out of the system prompt, keeping the agent's prompt", async () => {

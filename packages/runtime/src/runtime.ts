@@ -7,7 +7,7 @@ import { type ProgressEntry, progressLine } from "@opencode-reviewer/core/protoc
 import { SpawnMetadata } from "@opencode-reviewer/core/protocol/spawn-metadata"
 import { redactDeep } from "@opencode-reviewer/core/run/redact"
 import { type Hooks, type PluginInput, sessionClientOf, tool, writeLog } from "@opencode-reviewer/opencode/plugin"
-import { stripEnvironment, toolDescription } from "@opencode-reviewer/opencode/request-shape"
+import { shapeToolDefinition, stripEnvironment } from "@opencode-reviewer/opencode/request-shape"
 import { type BreakerEvent, type Breakers, createBreakers } from "./breaker"
 import { type Clock, systemClock } from "./clock"
 import { createClientDriver, type SessionDriver } from "./driver"
@@ -148,8 +148,7 @@ export function createRuntimeHooks(input: PluginInput, options: RuntimeOptions):
     },
     // OpenCode's long descriptions of read, glob and grep travel in every request of every session.
     "tool.definition": async ({ toolID }, output) => {
-      const description = toolDescription(toolID)
-      if (description !== null) output.description = description
+      shapeToolDefinition(toolID, output)
     },
     // The model line and <env> block change with the checkout and the day; the facts go into the
     // first user message instead, after the part a provider can cache (instructions.ts).
