@@ -74,12 +74,17 @@ interface Scenario {
   reviewers: Partial<Record<ReviewerName, string[]>>
   limits?: ConfigInput["limits"]
   /** Replies per fake model id; a function gets the request (and can look at lastUser). */
-  replies: Record<string, Reply | ((request: RecordedRequest) => Reply)>
+  replies: Record<string, Reply | ((request: RecordedRequest) => Reply | Promise<Reply>)>
   latencyMs?: number
   /** Run without OPENCODE_REVIEWER_WORK_DIR (the plugin must still register its tool). */
   withoutWorkDir?: boolean
   /** The coordinator's spawn_reviewers arguments (default none). */
   spawnArgs?: Record<string, unknown>
+  /**
+   * Hold the coordinator's first answer until this many reviewer requests arrived (30 s at most):
+   * reviewers that start early arrive while it is held, ones that wait for spawn_reviewers never do.
+   */
+  holdCoordinatorFor?: number
 }
 
 interface Outcome {
@@ -144,9 +149,14 @@ async function review(scenario: Scenario): Promise<Outcome> {
   })
 
   const toolResult = (request: RecordedRequest) => request.toolResults.length > 0
+  const reviewerRequest = (request: RecordedRequest) => request.model !== "coordinator" && !request.isTitle
   server.rule(
     (request) => request.model === "coordinator" && !toolResult(request),
-    toolCall("spawn_reviewers", scenario.spawnArgs ?? {}),
+    async () => {
+      const wanted = scenario.holdCoordinatorFor ?? 0
+      if (wanted > 0) await server.wait(wanted, { match: reviewerRequest, timeoutMs: 30_000 }).catch(() => undefined)
+      return toolCall("spawn_reviewers", scenario.spawnArgs ?? {})
+    },
   )
   server.rule(
     (request) => request.model === "coordinator" && toolResult(request),
@@ -214,11 +224,24 @@ describe("spawn_reviewers inside the real opencode binary", () => {
       ReviewerName,
       string[]
     >
+    // Orderings, not timings: each reviewer is answered only once all seven have asked (so they ran
+    // concurrently), and the coordinator's first answer is held until then (so they started early).
+    const allAsked = () =>
+      server.wait(reviewerNames.length, {
+        match: (request) => request.model.endsWith("-model") && !request.isTitle,
+        timeoutMs: 30_000,
+      })
     const outcome = await review({
       reviewers,
-      latencyMs: 1_000,
+      holdCoordinatorFor: reviewerNames.length,
       replies: Object.fromEntries(
-        reviewerNames.map((name) => [`${name}-model`, findingsReply([finding(`${name} finding`, name)], { usage })]),
+        reviewerNames.map((name) => [
+          `${name}-model`,
+          async () => {
+            await allAsked().catch(() => undefined)
+            return findingsReply([finding(`${name} finding`, name)], { usage })
+          },
+        ]),
       ),
     })
     expect(outcome.code, outcome.stderr).toBe(0)
@@ -252,13 +275,13 @@ describe("spawn_reviewers inside the real opencode binary", () => {
       expect(read.function.description).toBe(toolDescriptions.read)
       expect(read.function.parameters).toEqual(toolSchemas.read)
     }
-    // Concurrent: every reviewer request arrived before the first one (1 s latency) was answered.
+    // Concurrent: every reviewer request arrived before the first one was answered.
     const requests = reviewerNames.map((name) => outcome.byModel(`${name}-model`)[0]!)
     const lastArrival = Math.max(...requests.map((request) => request.at))
     const firstAnswer = Math.min(...requests.map((request) => request.finishedAt!))
     expect(lastArrival).toBeLessThan(firstAnswer)
     // They started with the coordinator's first message, not after its spawn_reviewers call: every
-    // reviewer was asked before the coordinator's first answer (1 s latency) came back.
+    // reviewer was asked before the coordinator's first answer came back.
     const [first] = outcome.byModel("coordinator")
     expect(lastArrival).toBeLessThan(first!.finishedAt!)
     // One prompt prefix for all: only the agent's system prompt differs, never the user message.
@@ -273,7 +296,7 @@ describe("spawn_reviewers inside the real opencode binary", () => {
     const sentinel = JSON.parse(await readFile(join(outcome.plan.workDir, "runtime-plugin.json"), "utf8"))
     expect(sentinel).toMatchObject({ loaded: true, error: null, reviewers: [...reviewerNames] })
     console.info(
-      `7 reviewers at 1 s model latency: tool ${outcome.toolMs} ms, arrivals spread ${lastArrival - Math.min(...requests.map((r) => r.at))} ms, whole run ${Math.round(outcome.wallMs)} ms`,
+      `7 reviewers: tool ${outcome.toolMs} ms, arrivals spread ${lastArrival - Math.min(...requests.map((r) => r.at))} ms, whole run ${Math.round(outcome.wallMs)} ms`,
     )
   }, 90_000)
 
@@ -418,12 +441,13 @@ describe("spawn_reviewers inside the real opencode binary", () => {
   test("a focus note from the coordinator reaches a reviewer that is still working, in the same session", async () => {
     const outcome = await review({
       reviewers: { security: ["fake/slow-security"], performance: ["fake/quick-performance"] },
-      latencyMs: 1_000,
+      latencyMs: 200,
       spawnArgs: { notes: [{ reviewer: "security", focus: "check the token expiry" }] },
       replies: {
-        // Three steps (two reads, then the answer): still at work when the coordinator's note comes.
+        // Keeps reading (up to 40 steps) until the coordinator's note is in its conversation: still at
+        // work when the note comes, however slowly the machine runs.
         "slow-security": (request) =>
-          request.toolResults.length < 2
+          !request.lastUser.includes("- check the token expiry") && request.toolResults.length < 40
             ? toolCall("read", { filePath: join(repo.dir, "src/auth/token.ts") })
             : findingsReply([finding("expiry not checked", "security")]),
         "quick-performance": findingsReply([]),

@@ -209,6 +209,31 @@ describe("scripted model server over HTTP", () => {
     expect(await ask("review security")).toBe("second rule for #4")
   })
 
+  test("holds a response while an async rule decides, seeing later requests meanwhile", async () => {
+    const server = await start()
+    // The first request is answered only once a second one has arrived: an ordering, not a timing.
+    server.rule(
+      (request) => request.lastUser === "first",
+      async () => {
+        const [second] = await server.wait(1, { match: (request) => request.lastUser === "second", timeoutMs: 5_000 })
+        return text(`after #${second!.id}`)
+      },
+    )
+    server.rule(
+      () => true,
+      async () => {
+        throw new Error("broken rule")
+      },
+    )
+    const first = chat(server, { messages: [{ role: "user", content: "first" }] })
+    await server.wait(1)
+    const second = await chat(server, { messages: [{ role: "user", content: "second" }] })
+    expect(second.status).toBe(500)
+    expect((await json(second)).error.message).toContain("a rule threw on request 2: Error: broken rule")
+    expect(contentOf(await events(await first))).toBe("after #2")
+    expect(server.requests.map((request) => request.finishedAt! >= request.at)).toEqual([true, true])
+  })
+
   test("answers title-generation requests with a title without consuming the queue", async () => {
     const server = await start({ title: "Auth refresh token support" })
     server.enqueue(text("real answer"))

@@ -26,10 +26,14 @@ export interface ModelServer {
   ): Promise<RecordedRequest[]>
   /** Queues replies, consumed in order by non-title requests that no rule answered. */
   enqueue(...replies: Reply[]): void
-  /** Answers non-title requests matching `match`; checked before the queue, in registration order; `times` caps its uses. */
+  /**
+   * Answers non-title requests matching `match`; checked before the queue, in registration order;
+   * `times` caps its uses. A function reply may return a promise: the response waits for it (the
+   * request is recorded at once), which lets a test order events without leaning on timing.
+   */
   rule(
     match: (request: RecordedRequest) => boolean,
-    reply: Reply | ((request: RecordedRequest) => Reply),
+    reply: Reply | ((request: RecordedRequest) => Reply | Promise<Reply>),
     options?: { times?: number },
   ): void
   /** Fixed latency before every response's first byte (for benchmarks); 0 by default. */
@@ -158,13 +162,13 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
   const cache = createPromptCache(options.promptCache)
   let latency = options.latencyMs ?? 0
 
-  const choose = (request: RecordedRequest): Reply | undefined => {
+  const choose = async (request: RecordedRequest): Promise<Reply | undefined> => {
     if (request.isTitle) return text(options.title ?? "Scripted session title")
     try {
       for (const rule of rules) {
         if (rule.remaining <= 0 || !rule.match(request)) continue
         rule.remaining -= 1
-        return typeof rule.reply === "function" ? rule.reply(request) : rule.reply
+        return typeof rule.reply === "function" ? await rule.reply(request) : rule.reply
       }
     } catch (error) {
       // A broken rule is a test bug: say so in the response instead of crashing the connection.
@@ -200,7 +204,10 @@ export async function startModelServer(options: ModelServerOptions = {}): Promis
     })
     const cached = cache?.match(request)
     if (cached) request.cachedPrefixBytes = cached.bytes
-    const reply = choose(request)
+    const pending = choose(request)
+    // Waiters see the request when it arrives, even if its reply is still being decided.
+    for (const waiter of waiters) waiter.check()
+    const reply = await pending
     if (reply) request.reply = reply
     // Only a prompt the model went on to read is in the cache: not one refused with a status or never answered.
     if (cached && reply && readsPrompt(reply)) cached.keep()
@@ -398,7 +405,7 @@ export const titleSystemMarker = "You are a title generator"
 
 interface Rule {
   match: (request: RecordedRequest) => boolean
-  reply: Reply | ((request: RecordedRequest) => Reply)
+  reply: Reply | ((request: RecordedRequest) => Reply | Promise<Reply>)
   remaining: number
 }
 
