@@ -429,7 +429,7 @@ describe("spawn_reviewers inside the real opencode binary", () => {
     // The backup was asked right after the 429, not an hour later.
     const [refused] = outcome.byModel("retry-in-an-hour")
     const [backup] = outcome.byModel("security-backup")
-    expect(backup!.at - refused!.at).toBeLessThan(2_000)
+    expect(backup!.at - refused!.at).toBeLessThan(10_000)
     expect(outcome.byModel("retry-in-an-hour")).toHaveLength(1)
     const performance = reviewerOf(outcome, "performance")
     expect(performance).toMatchObject({ status: "done", model: "fake/performance-backup", attempts: 2 })
