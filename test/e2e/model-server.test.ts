@@ -118,13 +118,13 @@ describe("the real opencode binary against the scripted server", () => {
         ),
     })
     expect(run.code, run.stderr).toBe(0)
-    expect(run.events.filter((event) => event.type === "tool_use").map((event) => event.part.callID)).toEqual([
-      "call_1_0",
-      "call_1_1",
-    ])
+    // OpenCode prints a tool_use event as each call completes, so their order is the reads' race.
+    const printed = run.events.filter((event) => event.type === "tool_use").map((event) => event.part.callID)
+    expect(printed.sort()).toEqual(["call_1_0", "call_1_1"])
     expect(server.requests).toHaveLength(2)
-    expect(server.requests[1]?.toolResults.map((result) => result.toolCallId)).toEqual(["call_1_0", "call_1_1"])
-    expect(server.requests[1]?.toolResults[1]?.content).toContain("1: export const b = 2")
+    const results = server.requests[1]?.toolResults ?? []
+    expect(results.map((result) => result.toolCallId).sort()).toEqual(["call_1_0", "call_1_1"])
+    expect(results.find((result) => result.toolCallId === "call_1_1")?.content).toContain("1: export const b = 2")
   })
 
   test("a 401 is one request and one APIError event with statusCode 401", { timeout: 60_000 }, async () => {
