@@ -4,7 +4,7 @@
 //  (b) bytes sent to the model ÷ a naive baseline that pastes the whole diff into every agent's prompt
 //  (c) how much of the input a provider could serve from its prompt cache
 //  (d) spawn_reviewers with six specialists ÷ with one (concurrency)
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type Finding, parseFindings, renderReviewXml } from "../packages/core/src/index"
@@ -252,6 +252,16 @@ export async function measureReview(latencyMs: number, progress: (line: string) 
     progress("warm-up review done")
     const full = await runReview(server, serverClock, current, specialists, 24)
     progress(`24-file review: ${(full.wallMs / 1000).toFixed(1)} s, ${full.requests.length} requests`)
+    // To see where the bytes go: OCR_BENCH_DUMP=<dir> keeps this review's requests, one JSON file each.
+    const dump = process.env.OCR_BENCH_DUMP
+    if (dump) {
+      await mkdir(dump, { recursive: true })
+      for (const request of full.requests)
+        await writeFile(
+          join(dump, `${String(request.id).padStart(3, "0")}-${request.model}.json`),
+          JSON.stringify(request.body, null, 1),
+        )
+    }
     const large = await runReview(server, serverClock, current, specialists, 96)
     progress(`96-file review: ${(large.wallMs / 1000).toFixed(1)} s, ${large.requests.length} requests`)
     const single = await runReview(server, serverClock, current, ["code-quality"], 24)
