@@ -92,9 +92,10 @@ describe("review usage with a provider prompt cache", () => {
     expect(run.stdout).toContain(shown)
   })
 
-  test("a coordinator attempt that failed and its reviewers are counted once, beside the failback's", async () => {
-    // fake/top runs the reviewers, then answers 503 until the coordinator fails back to
-    // fake/coordinator, which runs them again: all of that was paid for, each request once.
+  test("a coordinator that fails back after its reviewers finished gets their results without running them again, each request counted once", async () => {
+    // fake/top collects the reviewers, then answers 503 until the coordinator fails back to
+    // fake/coordinator in a new OpenCode process. The reviewers had finished: their results are
+    // carried over from the work dir, not run and paid for a second time.
     const scenario = await createScenario({
       server: { promptCache: true },
       coordinator: ["fake/top", "fake/coordinator"],
@@ -116,11 +117,15 @@ describe("review usage with a provider prompt cache", () => {
     expect(top.filter((request) => request.promptTokens !== undefined)).toHaveLength(1)
     expect(top.length).toBeGreaterThan(2)
     const reviewers = requests.filter((request) => request.model === "reviewer")
-    expect(reviewers).toHaveLength(12)
-    // The second run of the reviewers reads far more from the cache than the first could.
-    expect(tokensOf(reviewers.slice(6)).cacheRead).toBeGreaterThan(tokensOf(reviewers.slice(0, 6)).cacheRead)
+    expect(reviewers).toHaveLength(6)
     const coordinator = requests.filter((request) => request.model === "coordinator")
     expect(coordinator.at(-1)!.reply).toMatchObject({ type: "tool", name: "review_submit_review" })
+    // The failback's spawn_reviewers returned the six results, and said where they came from.
+    const results = coordinator.flatMap((request) => request.toolResults.map((result) => result.content))
+    const collected = results.find((content) => content.includes("<reviewer_result"))!
+    expect(collected.match(/<reviewer_result name="[^"]+" status="done"/g)).toHaveLength(6)
+    expect(collected).toContain("finished in an earlier attempt of this review, results carried over")
+    expect(run.record!.coverage.complete).toBe(true)
 
     expect(usage.byModel["fake/top"]).toMatchObject(tokensOf(top))
     expect(usage.byModel["fake/reviewer"]).toMatchObject(tokensOf(reviewers))

@@ -448,6 +448,16 @@ describe("a work dir planned again", () => {
     expect(await readFile(target, "utf8")).toBe("untouched\n")
   })
 
+  test("drops reviewer results an earlier review (or the checkout) left in the work dir", async () => {
+    const workDir = join(repo.dir, ".opencode-reviewer", "work")
+    const results = join(workDir, "reviewers")
+    await mkdir(results, { recursive: true })
+    await writeFile(join(results, "security.json"), '{"plan":"x","outcome":{}}')
+    const plan = await planJson(["--base", wide, "--head", narrow], repo.dir)
+    expect(plan.workDir).toBe(workDir)
+    expect(await readdir(workDir)).not.toContain("reviewers")
+  })
+
   test("replaces a diff folder that is a link instead of writing through it", async () => {
     const workDir = join(repo.dir, ".opencode-reviewer", "work")
     await rm(join(workDir, "diff"), { recursive: true, force: true })

@@ -15,6 +15,7 @@ import { briefReviewer, inlineContextBytes } from "./instructions"
 import { createSessionMonitor, type SessionMonitor } from "./monitor"
 import { defaultTimeoutMinutes, limitsInMs, type PlanRead, type RuntimePlan, readPlanFile } from "./plan-file"
 import { renderFailure, renderResults } from "./render"
+import { loadFinished, planDigest, saveFinished } from "./results"
 import { type ReviewerBatch, type ReviewerOutcome, type ReviewerTask, startReviewers } from "./scheduler"
 
 /** The plugin's service name in OpenCode's log. */
@@ -98,9 +99,28 @@ export function createRuntimeHooks(input: PluginInput, options: RuntimeOptions):
       context,
       today: new Date(clock.now()).toISOString().slice(0, 10),
     })
-    log("info", "reviewers start", { plan: read.file, reviewers: tasks.map((task) => task.name) })
-    const progress = progressWriter(options.workDir!)
+    const workDir = options.workDir!
+    // Reviewers that finished in an earlier process of this review (a coordinator failback) are
+    // carried over, not run and paid for again.
+    const digest = await planDigest(workDir)
+    const carried =
+      digest === null
+        ? []
+        : await loadFinished(
+            workDir,
+            digest,
+            tasks.map((task) => task.name),
+          )
+    const reused = new Set(carried.map((outcome) => outcome.name))
+    log("info", "reviewers start", {
+      plan: read.file,
+      reviewers: tasks.map((task) => task.name),
+      carried: [...reused],
+    })
+    const progress = progressWriter(workDir)
     progress({ event: "reviewers-start", reviewers: tasks.map((task) => task.name) })
+    if (reused.size > 0)
+      notes.push(`${[...reused].join(", ")}: finished in an earlier attempt of this review, results carried over`)
     const controller = new AbortController()
     const run = startReviewers({
       tasks,
@@ -112,10 +132,18 @@ export function createRuntimeHooks(input: PluginInput, options: RuntimeOptions):
       breakers,
       parse: (text) => parseFindings(text),
       signal: controller.signal,
+      carried,
       onAttempt(name, model, attempt) {
         progress({ event: "reviewer-start", name, model, attempt })
       },
       onOutcome(outcome, finished, total) {
+        if (digest !== null && !reused.has(outcome.name)) {
+          try {
+            saveFinished(workDir, digest, outcome)
+          } catch (cause) {
+            log("warn", "cannot save a reviewer's result", { name: outcome.name, error: String(cause) })
+          }
+        }
         progress({
           event: "reviewer-end",
           name: outcome.name,

@@ -2,9 +2,10 @@ import { parseFindings } from "@opencode-reviewer/core/protocol/findings-xml"
 import { describe, expect, test } from "vitest"
 import { type Breakers, createBreakers } from "./breaker"
 import { createManualClock, type ManualClock } from "./clock"
-import { createFakeDriver, type FakeBehaviour, type FakePrompt } from "./fake-driver"
-import { createSessionMonitor } from "./monitor"
+import { createFakeDriver, type FakeBehaviour, type FakeDriver, type FakePrompt } from "./fake-driver"
+import { createSessionMonitor, type SessionMonitor } from "./monitor"
 import {
+  type ReviewerBatch,
   type ReviewerOutcome,
   type ReviewerTask,
   runReviewers,
@@ -506,6 +507,25 @@ describe("runReviewers", () => {
 })
 
 describe("startReviewers", () => {
+  // What every batch here is started with besides its tasks, limits and hooks.
+  const batchOptions = (clock: ManualClock, driver: FakeDriver, monitor: SessionMonitor) => ({
+    parentID: "ses_parent",
+    driver,
+    monitor,
+    clock,
+    breakers: createBreakers({ failures: 3, cooldownMs: 2 * minute, now: () => clock.now() }),
+    parse: (text: string) => parseFindings(text),
+  })
+  // Moves the manual clock from one sleeper to the next until the batch has every outcome.
+  const settle = async (clock: ManualClock, batch: ReviewerBatch) => {
+    let settled = false
+    void batch.outcomes.then(() => (settled = true))
+    for (let step = 0; !settled && step < 100; step += 1) {
+      await clock.settle()
+      if (!settled) await clock.next()
+    }
+    return batch.outcomes
+  }
   test("a note sent just as a reviewer's turn ends is answered in a turn of its own, which the reviewer waits for", async () => {
     const clock = createManualClock(1_000_000)
     const driver = createFakeDriver(clock, (prompt) => ({
@@ -527,21 +547,10 @@ describe("startReviewers", () => {
     })
     batch = startReviewers({
       tasks: [task("security")],
-      parentID: "ses_parent",
+      ...batchOptions(clock, driver, monitor),
       limits: defaults,
-      driver,
-      monitor,
-      clock,
-      breakers: createBreakers({ failures: 3, cooldownMs: 2 * minute, now: () => clock.now() }),
-      parse: (text) => parseFindings(text),
     })
-    let settled = false
-    void batch.outcomes.then(() => (settled = true))
-    for (let step = 0; !settled && step < 100; step += 1) {
-      await clock.settle()
-      if (!settled) await clock.next()
-    }
-    const [outcome] = await batch.outcomes
+    const [outcome] = await settle(clock, batch)
     expect(driver.prompts.map((prompt) => prompt.turn)).toEqual([0, 1])
     expect(driver.prompts[1]!.text).toContain("- look at the token check")
     expect(outcome!.findings.map((finding) => finding.title)).toEqual(["after the note"])
@@ -554,27 +563,57 @@ describe("startReviewers", () => {
     driver.connect((event) => monitor.handle(event))
     const batch = startReviewers({
       tasks: [task("security"), task("performance")],
-      parentID: "ses_parent",
+      ...batchOptions(clock, driver, monitor),
       limits: { ...defaults, concurrency: 1 },
-      driver,
-      monitor,
-      clock,
-      breakers: createBreakers({ failures: 3, cooldownMs: 2 * minute, now: () => clock.now() }),
-      parse: (text) => parseFindings(text),
     })
     expect(await batch.note("performance", "the cache loop")).toBe("queued")
     expect(await batch.note("nobody", "x")).toBe("unknown")
-    let settled = false
-    void batch.outcomes.then(() => (settled = true))
-    for (let step = 0; !settled && step < 100; step += 1) {
-      await clock.settle()
-      if (!settled) await clock.next()
-    }
-    await batch.outcomes
+    await settle(clock, batch)
     const performance = driver.prompts.find((prompt) => prompt.agent === "performance")!
     expect(performance.turn).toBe(0)
     expect(performance.text).toContain(`${task("performance").message}\n\nFocus notes from the coordinator`)
     expect(performance.text).toContain("- the cache loop")
     expect(await batch.note("performance", "too late")).toBe("finished")
+  })
+
+  test("a reviewer carried over from an earlier process is not run again, takes no slot and reports its outcome", async () => {
+    const clock = createManualClock(1_000_000)
+    const driver = createFakeDriver(clock, () => ({ kind: "answer", text: "<findings/>", afterMs: 1_000 }))
+    const monitor = createSessionMonitor({ driver, clock, pollMs: 3_000 })
+    driver.connect((event) => monitor.handle(event))
+    const earlier: ReviewerOutcome = {
+      name: "security",
+      status: "done",
+      error: null,
+      model: "fake/security",
+      modelsTried: ["fake/security"],
+      attempts: 1,
+      followUps: 0,
+      sessionIDs: ["ses_earlier"],
+      durationMs: 4_000,
+      tokens: { input: 10, output: 2, reasoning: 0, cacheRead: 0, cacheWrite: 0 },
+      costUsd: 0.5,
+      findings: [],
+    }
+    const reported: [string, number, number][] = []
+    const batch = startReviewers({
+      tasks: [task("security"), task("performance")],
+      ...batchOptions(clock, driver, monitor),
+      limits: { ...defaults, concurrency: 1 },
+      carried: [earlier],
+      onOutcome: (outcome, finished, total) => reported.push([outcome.name, finished, total]),
+    })
+    // Finished from the start: a note to it is late, not queued for a first message it never gets.
+    expect(await batch.note("security", "the token check")).toBe("finished")
+    const outcomes = await settle(clock, batch)
+    expect(outcomes.map((outcome) => outcome.name)).toEqual(["security", "performance"])
+    expect(outcomes[0]).toBe(earlier)
+    expect(driver.prompts.map((prompt) => prompt.agent)).toEqual(["performance"])
+    // With one slot, performance still ran at once: the carried reviewer took none.
+    expect(clock.now() - 1_000_000).toBe(1_000)
+    expect(reported).toEqual([
+      ["security", 1, 2],
+      ["performance", 2, 2],
+    ])
   })
 })

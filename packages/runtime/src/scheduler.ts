@@ -50,6 +50,11 @@ export interface RunOptions {
   onOutcome?(outcome: ReviewerOutcome, finished: number, total: number): void
   /** Called when a reviewer starts an attempt on a model (the first, or a failback). */
   onAttempt?(name: string, model: string, attempt: number): void
+  /**
+   * Outcomes that finished in an earlier process of the same review (results.ts): a task named in
+   * them is not run again, its outcome is this one (reported through `onOutcome` like the others).
+   */
+  carried?: readonly ReviewerOutcome[]
 }
 
 type AttemptResult =
@@ -104,20 +109,29 @@ export function startReviewers(options: RunOptions): ReviewerBatch {
   signal?.addEventListener("abort", stopAll, { once: true })
   const limit = pLimit(Math.max(1, limits.concurrency))
   const lanes = new Map(options.tasks.map((task) => [task.name, newLane()]))
+  const carried = new Map((options.carried ?? []).map((outcome) => [outcome.name, outcome]))
+  // Finished from the start: a note for a carried reviewer is reported as late, never queued.
+  for (const name of carried.keys()) if (lanes.has(name)) lanes.get(name)!.finished = true
   let finished = 0
+  const settle = (outcome: ReviewerOutcome) => {
+    lanes.get(outcome.name)!.finished = true
+    finished += 1
+    options.onOutcome?.(outcome, finished, options.tasks.length)
+    return outcome
+  }
   const outcomes = Promise.all(
-    options.tasks.map((task) =>
-      limit(async () => {
+    options.tasks.map((task) => {
+      const earlier = carried.get(task.name)
+      // Not through the concurrency limit: a carried reviewer takes no slot from one that runs.
+      if (earlier) return Promise.resolve().then(() => settle(earlier))
+      return limit(async () => {
         const lane = lanes.get(task.name)!
         const outcome = await runReviewer(task, { ...options, budgetAt, active, lane }).catch((cause: unknown) =>
           failedOutcome(task, `internal error: ${cause instanceof Error ? cause.message : String(cause)}`),
         )
-        lane.finished = true
-        finished += 1
-        options.onOutcome?.(outcome, finished, options.tasks.length)
-        return outcome
-      }),
-    ),
+        return settle(outcome)
+      })
+    }),
   ).finally(() => signal?.removeEventListener("abort", stopAll))
   return {
     outcomes,

@@ -17,6 +17,11 @@ export const workFiles = {
   progress: "progress.jsonl",
   /** Written by the runtime plugin when it loads (proof it did, and what it read). */
   sentinel: "runtime-plugin.json",
+  /**
+   * A directory of finished reviewers' outcomes (`<name>.json`), written by the runtime plugin so a
+   * coordinator failback's new OpenCode process carries them over; planning deletes it.
+   */
+  reviewerResults: "reviewers",
 } as const
 
 /** The tools the coordinator is given. */

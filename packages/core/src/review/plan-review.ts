@@ -341,6 +341,8 @@ async function prepareWorkDir(workDir: string, repoDir: string): Promise<void> {
   const existing = await lstat(diffDir).catch(() => null)
   if (existing !== null && !existing.isDirectory()) await rm(diffDir, { recursive: true, force: true })
   await mkdir(diffDir, { recursive: true })
+  // Finished reviewers of an earlier plan (or files a checkout planted there) are never this plan's.
+  await rm(join(workDir, workFiles.reviewerResults), { recursive: true, force: true })
   const inside = !relative(resolve(repoDir), workDir).startsWith("..")
   if (inside) await writeFile(join(workDir, ".gitignore"), "*\n")
 }
