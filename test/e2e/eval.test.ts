@@ -188,6 +188,7 @@ describe("opencode-reviewer eval", () => {
     expect(again.report!.score.overall).toEqual(first.report!.score.overall)
   })
 
+  // Three eval runs over three cases, each case a whole review: minutes on a busy 2-core machine.
   test("a perfect reviewer scores 1.0, a silent one 0 recall, a noisy one the precision its noise gives", async () => {
     const sql = finding("SQL injection through the search text", "src/users.ts", 8)
     const token = finding("The session token is logged", "src/session.ts", 2)
@@ -242,7 +243,7 @@ describe("opencode-reviewer eval", () => {
     expect(await scoreOf({})).toMatchObject({ tp: 0, fp: 0, fn: 4, precision: null, recall: 0, f1: 0 })
     const noisy = await scoreOf({ "users-sql": [sql, noise(1), noise(2)], "page-range": [noise(3)] })
     expect(noisy).toMatchObject({ tp: 1, fp: 3, fn: 3, precision: 0.25, recall: 0.25 })
-  })
+  }, 180_000)
 
   test("a pull request whose diff cannot be fetched is reported as skipped, never scored", async () => {
     const unreachable = {

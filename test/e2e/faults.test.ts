@@ -261,7 +261,8 @@ describe("a review that cannot run", () => {
     const run = await scenario.run({ env })
     const seconds = (performance.now() - started) / 1000
     expect(run.code, run.stderr).toBe(1)
-    expect(seconds).toBeLessThan(20)
+    // Seconds, not the minute and more of retries or failbacks; the bound leaves room for a busy machine.
+    expect(seconds).toBeLessThan(40)
     expect(run.stderr).toMatch(
       /error: an authentication problem stopped the review: provider fake at \S+ refused the credentials \(HTTP 401\)/,
     )

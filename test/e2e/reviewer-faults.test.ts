@@ -62,6 +62,11 @@ const stallSettings = {
   limits: { heartbeatSeconds: 30, idleSeconds: 3 },
 }
 
+// "In seconds": what these faults cost with the settings above, on a machine that may be busy
+// with other tests. The failures they guard against take a minute or more (a reviewer silent until
+// the default idle limit, OpenCode's own five retries with backoff), so the bound stays well below.
+const inSecondsMs = 40_000
+
 const requestsFor = (scenario: Scenario, model: string) =>
   scenario.server.requests.filter((request) => request.model === model && !request.isTitle)
 
@@ -166,7 +171,7 @@ describe("a reviewer's model stream failing mid-review", () => {
     expect(others).toEqual([])
     expect(summary!.body).toContain("Every scheduled reviewer finished.")
     expect(summary!.body).not.toMatch(/Partial review|Incomplete review/)
-    expect(run.ms).toBeLessThan(20_000)
+    expect(run.ms).toBeLessThan(inSecondsMs)
   })
 
   test("a connection reset mid-answer: OpenCode retries the stream and the findings arrive", async () => {
@@ -197,7 +202,7 @@ describe("a reviewer's model stream failing mid-review", () => {
     expect(retried!.at).toBeGreaterThan(reset!.finishedAt!)
     expect(threads(fake)).toHaveLength(1)
     expect(summaryNotes(fake)[0]!.body).not.toMatch(/Partial review|Incomplete review/)
-    expect(run.ms).toBeLessThan(20_000)
+    expect(run.ms).toBeLessThan(inSecondsMs)
   })
 
   test("a stalled stream with a two-model chain: the stalled model is dropped in seconds and the next one's findings arrive", async () => {
@@ -248,7 +253,7 @@ describe("a reviewer's model stream failing mid-review", () => {
         .join("\n"),
     ).toContain(perfFinding.title)
     expect(summaryNotes(fake)[0]!.body).not.toMatch(/Partial review|Incomplete review/)
-    expect(run.ms).toBeLessThan(20_000)
+    expect(run.ms).toBeLessThan(inSecondsMs)
   })
 
   test("a stalled stream with a one-model chain, not security: listed as failed with why, a partial review that is still complete", async () => {
@@ -280,7 +285,7 @@ describe("a reviewer's model stream failing mid-review", () => {
     expect(summary).not.toContain("Incomplete review")
     expect(summary).toContain("Failed reviewers: documentation.")
     expect(threads(fake)).toHaveLength(1)
-    expect(run.ms).toBeLessThan(20_000)
+    expect(run.ms).toBeLessThan(inSecondsMs)
   })
 
   test("the security reviewer's stream stalling: listed as failed, the review incomplete, never approved, exit 1", async () => {
@@ -308,7 +313,7 @@ describe("a reviewer's model stream failing mid-review", () => {
       /> \*\*Incomplete review\.\*\* security \(fake\/security: no output for 3 s.*\) did not finish/,
     )
     expect(summary).not.toContain("✅")
-    expect(run.ms).toBeLessThan(20_000)
+    expect(run.ms).toBeLessThan(inSecondsMs)
   })
 
   test("429 on every model of the chain: listed as failed with the 429 named, the summary says so, in seconds", async () => {
@@ -358,6 +363,6 @@ describe("a reviewer's model stream failing mid-review", () => {
     const summary = summaryNotes(fake)[0]!.body
     expect(summary).toMatch(/> \*\*Partial review\.\*\* 1 reviewer failed \(performance: [^)]*429/)
     expect(summary).toContain("Failed reviewers: performance.")
-    expect(run.ms).toBeLessThan(20_000)
+    expect(run.ms).toBeLessThan(inSecondsMs)
   })
 })
