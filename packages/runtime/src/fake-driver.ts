@@ -2,6 +2,26 @@ import type { SessionError } from "@opencode-reviewer/opencode/errors"
 import type { AssistantReply, SessionSignal } from "@opencode-reviewer/opencode/session"
 import type { Clock } from "./clock"
 import { noTokens, type SessionDriver, type Tokens } from "./driver"
+import type { ReviewerOutcome } from "./scheduler"
+
+/** A finished reviewer's outcome for tests: done on `fake/<name>` in one session, no findings, unless `fields` say otherwise. */
+export function reviewerOutcome(name: string, fields: Partial<ReviewerOutcome> = {}): ReviewerOutcome {
+  return {
+    name,
+    status: "done",
+    error: null,
+    model: `fake/${name}`,
+    modelsTried: [`fake/${name}`],
+    attempts: 1,
+    followUps: 0,
+    sessionIDs: ["ses_1"],
+    durationMs: 1234.4,
+    tokens: noTokens(),
+    costUsd: 0,
+    findings: [],
+    ...fields,
+  }
+}
 
 /** What a scripted model does with one prompt. */
 export type FakeBehaviour =

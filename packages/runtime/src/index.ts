@@ -39,6 +39,7 @@ export {
 export {
   type LimitsMs,
   limitsInMs,
+  type PlanParse,
   type PlanRead,
   parsePlan,
   RuntimeAgent,

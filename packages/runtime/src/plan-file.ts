@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { defaults } from "@opencode-reviewer/core/config/config"
@@ -17,8 +18,16 @@ export type RuntimeLimits = PlanFileLimits
 export const RuntimePlan = PlanFile.pick({ agents: true, limits: true, contextFile: true, workDir: true })
 export type RuntimePlan = z.infer<typeof RuntimePlan>
 
-/** plan.json read and validated, or why not. */
-export type PlanRead = { ok: true; plan: RuntimePlan; file: string } | { ok: false; error: string; file: string | null }
+/** plan.json content validated, or why not. */
+export type PlanParse =
+  | { ok: true; plan: RuntimePlan; file: string }
+  | { ok: false; error: string; file: string | null }
+
+/**
+ * plan.json read and validated, or why not; `digest` (SHA-256 of its bytes) tells this plan from
+ * any other (results.ts keys finished reviewers by it).
+ */
+export type PlanRead = (Extract<PlanParse, { ok: true }> & { digest: string }) | Extract<PlanParse, { ok: false }>
 
 /** Default per-reviewer timeout when plan.json has none. */
 export const defaultTimeoutMinutes = defaults.timeoutMinutes
@@ -45,11 +54,12 @@ export async function readPlanFile(workDir: string | null | undefined): Promise<
   } catch (cause) {
     return { ok: false, file, error: `${file} is not valid JSON: ${(cause as Error).message}` }
   }
-  return parsePlan(json, file)
+  const parsed = parsePlan(json, file)
+  return parsed.ok ? { ...parsed, digest: createHash("sha256").update(text).digest("hex") } : parsed
 }
 
 /** Validates parsed plan.json content. */
-export function parsePlan(value: unknown, file: string): PlanRead {
+export function parsePlan(value: unknown, file: string): PlanParse {
   const parsed = RuntimePlan.safeParse(value)
   if (!parsed.success) {
     const issues = parsed.error.issues.map(

@@ -1,9 +1,8 @@
 import type { Finding } from "@opencode-reviewer/core/model/finding"
 import { parseFindings } from "@opencode-reviewer/core/protocol/findings-xml"
 import { describe, expect, test } from "vitest"
-import { noTokens } from "./driver"
+import { reviewerOutcome } from "./fake-driver"
 import { renderFailure, renderResults } from "./render"
-import type { ReviewerOutcome } from "./scheduler"
 
 const finding = (severity: Finding["severity"], title: string, body = "Why it matters."): Finding => ({
   severity,
@@ -12,22 +11,6 @@ const finding = (severity: Finding["severity"], title: string, body = "Why it ma
   category: "security",
   title,
   body,
-})
-
-const outcome = (name: string, fields: Partial<ReviewerOutcome> = {}): ReviewerOutcome => ({
-  name,
-  status: "done",
-  error: null,
-  model: `fake/${name}`,
-  modelsTried: [`fake/${name}`],
-  attempts: 1,
-  followUps: 0,
-  sessionIDs: ["ses_1"],
-  durationMs: 1234.4,
-  tokens: noTokens(),
-  costUsd: 0,
-  findings: [],
-  ...fields,
 })
 
 // Each reviewer_result's findings, read back with the same parser the coordinator's input follows.
@@ -41,9 +24,9 @@ describe("renderResults", () => {
   test("renders one compact document with a result per reviewer", () => {
     const { output, cut } = renderResults(
       [
-        outcome("security", { findings: [finding("critical", "SQL built from request input")] }),
-        outcome("performance", { status: "failed", error: "timeout after 5 min", findings: [] }),
-        outcome("documentation"),
+        reviewerOutcome("security", { findings: [finding("critical", "SQL built from request input")] }),
+        reviewerOutcome("performance", { status: "failed", error: "timeout after 5 min", findings: [] }),
+        reviewerOutcome("documentation"),
       ],
       { plan: "/work/plan.json" },
     )
@@ -64,12 +47,14 @@ describe("renderResults", () => {
   test("escapes attribute and body text, and drops characters XML cannot carry", () => {
     const { output } = renderResults(
       [
-        outcome("security", {
+        reviewerOutcome("security", {
           status: "failed",
           error: 'APIError 500: <html> "bad" & worse\nline two\u0007',
           model: 'fake/"odd"',
         }),
-        outcome("code-quality", { findings: [finding("warning", "a < b && c > d", "Use `x & y` </body> here")] }),
+        reviewerOutcome("code-quality", {
+          findings: [finding("warning", "a < b && c > d", "Use `x & y` </body> here")],
+        }),
       ],
       { plan: null, notes: ["not in the plan, ignored: <x>"] },
     )
@@ -86,7 +71,7 @@ describe("renderResults", () => {
 
   test("lists the models tried when a reviewer failed back", () => {
     const { output } = renderResults(
-      [outcome("security", { model: "fake/b", modelsTried: ["fake/a", "fake/b"], attempts: 2 })],
+      [reviewerOutcome("security", { model: "fake/b", modelsTried: ["fake/a", "fake/b"], attempts: 2 })],
       { plan: null },
     )
     expect(output).toContain('attempts="2" models_tried="fake/a fake/b"')
@@ -97,8 +82,10 @@ describe("renderResults", () => {
     const many = (severity: Finding["severity"], count: number, prefix: string) =>
       Array.from({ length: count }, (_, index) => finding(severity, `${prefix} ${index}`, body))
     const outcomes = [
-      outcome("security", { findings: [...many("suggestion", 30, "s-sug"), ...many("critical", 5, "s-crit")] }),
-      outcome("performance", { findings: [...many("warning", 20, "p-warn"), ...many("suggestion", 30, "p-sug")] }),
+      reviewerOutcome("security", { findings: [...many("suggestion", 30, "s-sug"), ...many("critical", 5, "s-crit")] }),
+      reviewerOutcome("performance", {
+        findings: [...many("warning", 20, "p-warn"), ...many("suggestion", 30, "p-sug")],
+      }),
     ]
     const { output, cut } = renderResults(outcomes, { plan: "/w/plan.json", maxBytes: 40_000 })
     expect(Buffer.byteLength(output)).toBeLessThanOrEqual(40_000)
@@ -119,7 +106,7 @@ describe("renderResults", () => {
 
   test("stays under the line limit too", () => {
     const outcomes = [
-      outcome("security", {
+      reviewerOutcome("security", {
         findings: Array.from({ length: 600 }, (_, index) => finding("suggestion", `t${index}`, "b")),
       }),
     ]
@@ -130,7 +117,7 @@ describe("renderResults", () => {
 
   test("stays under OpenCode's limits by default with seven reviewers' worth of long findings", () => {
     const outcomes = Array.from({ length: 7 }, (_, reviewer) =>
-      outcome(`r${reviewer}`, {
+      reviewerOutcome(`r${reviewer}`, {
         findings: Array.from({ length: 40 }, (_, index) => finding("warning", `t${index}`, "y".repeat(400))),
       }),
     )

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto"
 import { mkdirSync, renameSync, writeFileSync } from "node:fs"
 import { readFile } from "node:fs/promises"
 import { join } from "node:path"
@@ -9,16 +8,11 @@ import * as z from "zod"
 // A reviewer that finished is not paid for twice. When the coordinator's model fails and the CLI
 // fails back to the next one, a new OpenCode process starts with the same work dir; the reviewers
 // that finished in the earlier process are carried over from here instead of run again. A result
-// counts only for the plan.json it was made for (its digest), and planning deletes the directory,
-// so a file a merge request plants in a work dir inside the checkout is never read as a result.
+// counts only for the plan.json it was made for (its digest, from readPlanFile), and planning
+// deletes the directory, so a file a merge request plants in a work dir inside the checkout is
+// never read as a result.
 
 const Saved = z.object({ plan: z.string(), outcome: ReviewerOutcome })
-
-/** The digest of the work dir's plan.json (null when it cannot be read). */
-export async function planDigest(workDir: string): Promise<string | null> {
-  const bytes = await readFile(join(workDir, workFiles.plan)).catch(() => null)
-  return bytes === null ? null : createHash("sha256").update(bytes).digest("hex")
-}
 
 /** The finished reviewers among `names` that an earlier process of this plan saved; others are skipped. */
 export async function loadFinished(

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto"
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -422,6 +423,17 @@ describe("readPlanFile", () => {
     await writeFile(join(workDir, "plan.json"), JSON.stringify({ ...plan(), limits: partial }))
     const refused = await readPlanFile(workDir)
     expect(refused.ok ? "read" : refused.error).toMatch(/limits\.pollSeconds/)
+  })
+
+  test("names the plan by the SHA-256 of its bytes: the same plan the same digest, another plan another", async () => {
+    const text = JSON.stringify(plan())
+    await writeFile(join(workDir, "plan.json"), text)
+    const first = await readPlanFile(workDir)
+    if (!first.ok) throw new Error(first.error)
+    expect(first.digest).toBe(createHash("sha256").update(text).digest("hex"))
+    await writeFile(join(workDir, "plan.json"), JSON.stringify(plan({ idleSeconds: 1 })))
+    const second = await readPlanFile(workDir)
+    expect(second.ok && second.digest).not.toBe(first.digest)
   })
 
   test("rejects a plan that is not JSON", async () => {

@@ -15,7 +15,7 @@ import { briefReviewer, inlineContextBytes } from "./instructions"
 import { createSessionMonitor, type SessionMonitor } from "./monitor"
 import { defaultTimeoutMinutes, limitsInMs, type PlanRead, type RuntimePlan, readPlanFile } from "./plan-file"
 import { renderFailure, renderResults } from "./render"
-import { loadFinished, planDigest, saveFinished } from "./results"
+import { loadFinished, saveFinished } from "./results"
 import { type ReviewerBatch, type ReviewerOutcome, type ReviewerTask, startReviewers } from "./scheduler"
 
 /** The plugin's service name in OpenCode's log. */
@@ -93,24 +93,21 @@ export function createRuntimeHooks(input: PluginInput, options: RuntimeOptions):
       { failures: limits.breakerFailures, cooldownMs: limits.breakerCooldownMs, now: () => clock.now() },
       (event: BreakerEvent) => log("warn", event.type, { ...event }),
     )
-    const context = await readContext(plan, options.workDir!)
-    const { tasks, notes } = planTasks(plan, args, options.workDir!, {
+    const workDir = options.workDir!
+    const context = await readContext(plan, workDir)
+    const { tasks, notes } = planTasks(plan, args, workDir, {
       repoDir: input.directory,
       context,
       today: new Date(clock.now()).toISOString().slice(0, 10),
     })
-    const workDir = options.workDir!
     // Reviewers that finished in an earlier process of this review (a coordinator failback) are
     // carried over, not run and paid for again.
-    const digest = await planDigest(workDir)
-    const carried =
-      digest === null
-        ? []
-        : await loadFinished(
-            workDir,
-            digest,
-            tasks.map((task) => task.name),
-          )
+    const { digest } = read
+    const carried = await loadFinished(
+      workDir,
+      digest,
+      tasks.map((task) => task.name),
+    )
     const reused = new Set(carried.map((outcome) => outcome.name))
     log("info", "reviewers start", {
       plan: read.file,
@@ -137,7 +134,7 @@ export function createRuntimeHooks(input: PluginInput, options: RuntimeOptions):
         progress({ event: "reviewer-start", name, model, attempt })
       },
       onOutcome(outcome, finished, total) {
-        if (digest !== null && !reused.has(outcome.name)) {
+        if (!reused.has(outcome.name)) {
           try {
             saveFinished(workDir, digest, outcome)
           } catch (cause) {

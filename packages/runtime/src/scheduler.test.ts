@@ -2,7 +2,7 @@ import { parseFindings } from "@opencode-reviewer/core/protocol/findings-xml"
 import { describe, expect, test } from "vitest"
 import { type Breakers, createBreakers } from "./breaker"
 import { createManualClock, type ManualClock } from "./clock"
-import { createFakeDriver, type FakeBehaviour, type FakeDriver, type FakePrompt } from "./fake-driver"
+import { createFakeDriver, type FakeBehaviour, type FakeDriver, type FakePrompt, reviewerOutcome } from "./fake-driver"
 import { createSessionMonitor, type SessionMonitor } from "./monitor"
 import {
   type ReviewerBatch,
@@ -581,20 +581,7 @@ describe("startReviewers", () => {
     const driver = createFakeDriver(clock, () => ({ kind: "answer", text: "<findings/>", afterMs: 1_000 }))
     const monitor = createSessionMonitor({ driver, clock, pollMs: 3_000 })
     driver.connect((event) => monitor.handle(event))
-    const earlier: ReviewerOutcome = {
-      name: "security",
-      status: "done",
-      error: null,
-      model: "fake/security",
-      modelsTried: ["fake/security"],
-      attempts: 1,
-      followUps: 0,
-      sessionIDs: ["ses_earlier"],
-      durationMs: 4_000,
-      tokens: { input: 10, output: 2, reasoning: 0, cacheRead: 0, cacheWrite: 0 },
-      costUsd: 0.5,
-      findings: [],
-    }
+    const earlier = reviewerOutcome("security", { sessionIDs: ["ses_earlier"], durationMs: 4_000, costUsd: 0.5 })
     const reported: [string, number, number][] = []
     const batch = startReviewers({
       tasks: [task("security"), task("performance")],

@@ -40,20 +40,7 @@ describe("the protocol between the processes", () => {
       tokens: { input: 10, output: 2, reasoning: 0, cacheRead: 5, cacheWrite: 0 },
       costUsd: 0.001,
     }
-    const line = progressLine(
-      {
-        event: "reviewer-end",
-        name: "security",
-        status: "failed",
-        error: "timeout",
-        model: null,
-        findings: 0,
-        ...spent,
-      },
-      42,
-    )
-    expect(JSON.parse(line)).toEqual({
-      at: 42,
+    const entry = {
       event: "reviewer-end",
       name: "security",
       status: "failed",
@@ -61,7 +48,9 @@ describe("the protocol between the processes", () => {
       model: null,
       findings: 0,
       ...spent,
-    })
+    } as const
+    const line = progressLine(entry, 42)
+    expect(JSON.parse(line)).toEqual({ at: 42, ...entry })
     expect(parseProgressLine(line.trim())).toEqual({ ok: true, event: JSON.parse(line) })
     expect(parseProgressLine(JSON.stringify({ at: 1, event: "reviewer-paused", name: "x" })).ok).toBe(false)
     expect(() => progressLine({ event: "reviewer-start", name: "x", model: "m", attempt: 0 } as never, 1)).toThrow()
