@@ -36,9 +36,12 @@ function posted(fake: Awaited<ReturnType<typeof githubScenario>>["fake"]) {
 describe("opencode-reviewer review on GitHub", () => {
   test("a critical finding: one summary comment, one inline comment at the line, REQUEST_CHANGES, exit 2", async () => {
     const { scenario, fake, env } = await githubScenario()
-    const run = await scenario.run({ env })
+    const run = await scenario.run({ env, args: ["--json"] })
     expect(run.code, run.stderr).toBe(2)
     expect(run.record!.decision).toBe("significant_concerns")
+    // --json in an Actions run: the record alone on stdout (`| jq` parses it), the report on stderr.
+    expect(JSON.parse(run.stdout)).toEqual(run.record)
+    expect(run.stderr).toContain("Decision: significant_concerns")
     const { summaries, reviews, inline } = posted(fake)
     expect(summaries).toHaveLength(1)
     expect(summaries[0]!.body).toContain("significant concerns")

@@ -12,9 +12,12 @@ afterEach(cleanUp)
 describe("opencode-reviewer review on GitLab", () => {
   test("a critical finding: one summary note, one thread at the right line, request changes, exit 2", async () => {
     const { scenario, fake, env } = await gitlabScenario()
-    const run = await scenario.run({ env })
+    const run = await scenario.run({ env, args: ["--json"] })
     expect(run.code, run.stderr).toBe(2)
     expect(run.record!.decision).toBe("significant_concerns")
+    // --json in a pipeline: the record alone on stdout (`| jq` parses it), the report on stderr.
+    expect(JSON.parse(run.stdout)).toEqual(run.record)
+    expect(run.stderr).toContain("Decision: significant_concerns")
     const threads = fake.state.discussions.filter((discussion) => !discussion.individualNote)
     expect(threads).toHaveLength(1)
     expect(threads[0]!.notes[0]!.position).toMatchObject({
@@ -141,10 +144,12 @@ describe("opencode-reviewer review on GitLab", () => {
   test("with only CI_JOB_TOKEN it fails and says to create a project access token", async () => {
     const { scenario, env } = await gitlabScenario()
     const { GITLAB_TOKEN: _unused, ...jobOnly } = env
-    const run = await scenario.run({ env: jobOnly })
+    const run = await scenario.run({ env: jobOnly, args: ["--json"] })
     expect(run.code).toBe(1)
     expect(run.stderr).toMatch(/project access token/i)
     expect(run.record).toBeNull()
+    // No review: with --json, stdout stays empty rather than carrying a half report.
+    expect(run.stdout).toBe("")
   })
 
   test("an injection corpus in the MR and in model text changes no decision and runs nothing on GitLab", async () => {

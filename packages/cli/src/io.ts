@@ -13,6 +13,15 @@ export interface Io {
   execPath: string
 }
 
+/**
+ * The Io a command prints its human output through. With --json, stdout carries the one JSON
+ * document and nothing else (`| jq` must parse it), so the report, the provider's lines and any
+ * other text meant for a person go to stderr instead; without it, this is `io` itself.
+ */
+export function routeHumanOutput(io: Io, json: boolean | undefined): Io {
+  return json ? { ...io, stdout: io.stderr } : io
+}
+
 /** A file's bytes, or why they could not be read. */
 type Read = { buffer: Buffer } | { cause: unknown }
 

@@ -1,7 +1,7 @@
 import packageJson from "../package.json" with { type: "json" }
 import { parse } from "./args"
 import { commandHelp, mainHelp } from "./help"
-import { type Io, readPatchAhead } from "./io"
+import { type Io, readPatchAhead, routeHumanOutput } from "./io"
 
 export type { Io } from "./io"
 
@@ -35,6 +35,13 @@ export async function main(io: Io): Promise<number> {
           io.stdout(commandHelp.demo)
           return 0
         }
+        // The demo brings its own change, config and model: any other flag used to be taken silently
+        // (--json printed no JSON, --patch replaced the sample change, --vcs github posted).
+        const other = Object.keys(values).find((name) => !demoFlags.has(name))
+        if (other !== undefined) {
+          const { CliUsageError } = await import("./errors")
+          throw new CliUsageError(`demo takes only --output-dir and -v, not --${other}`, "demo")
+        }
         const { demo } = await import("./demo")
         return await demo(values, io)
       }
@@ -49,6 +56,8 @@ export async function main(io: Io): Promise<number> {
     return exitCodeFor(error)
   }
 }
+
+const demoFlags = new Set(["output-dir", "verbose", "help"])
 
 async function plan(args: string[], io: Io): Promise<number> {
   const { values } = await parse(args, "plan")
@@ -66,7 +75,7 @@ async function plan(args: string[], io: Io): Promise<number> {
   // Printed as soon as the plan is known; prepare returns once every work dir file is complete.
   await prepare(
     values,
-    io,
+    routeHumanOutput(io, values.json),
     "plan",
     (result, change) =>
       io.stdout(values.json ? JSON.stringify(planJson(result), null, 2) + "\n" : renderPlan(result, change.source)),
@@ -103,9 +112,12 @@ async function review(args: string[], io: Io): Promise<number> {
   if (failOn && !failOn.success) {
     throw new CliUsageError(`--fail-on must be one of ${Decision.options.join(", ")}`, "review")
   }
-  const prepared = await prepare(values, io, "review", undefined, ahead)
+  // With --json, everything printed for a person goes to stderr: stdout gets the record alone, at
+  // the end, and nothing at all when no review was produced.
+  const human = routeHumanOutput(io, values.json)
+  const prepared = await prepare(values, human, "review", undefined, ahead)
   await clearReviewOutputs(prepared.outputDir)
-  const observe = observeReview(prepared, io)
+  const observe = observeReview(prepared, human)
   const { endpoint } = prepared.config.tracing
   const tracing = createTracing(endpoint ? { endpoint } : {})
   const reviewable = prepared.plan.files.some((file) => file.noise === null)
@@ -115,9 +127,9 @@ async function review(args: string[], io: Io): Promise<number> {
     "opencode_reviewer.agents": prepared.plan.agents.map((agent) => agent.name),
   }
   const run = async () => {
-    if (!reviewable) return finishEmptyReview(prepared, io)
-    const outcome = await runReview(prepared, io)
-    const finished = await finishReview(prepared, outcome, io)
+    if (!reviewable) return finishEmptyReview(prepared, human)
+    const outcome = await runReview(prepared, human)
+    const finished = await finishReview(prepared, outcome, human)
     tracing.recordReview({ result: outcome.result, record: finished, startedAt: started, endedAt: Date.now() })
     return finished
   }
@@ -125,7 +137,7 @@ async function review(args: string[], io: Io): Promise<number> {
     .span("review", attributes, run)
     .catch(async (error: unknown) => {
       await observe.failed(error)
-      await reportFailure(prepared, error, io)
+      await reportFailure(prepared, error, human)
       throw error
     })
     .finally(() => tracing.shutdown())
