@@ -404,6 +404,75 @@ describe("plan defaults and inputs", () => {
   })
 })
 
+describe("a small change with an obvious injection", () => {
+  let repo: TempRepo
+  let base: string
+  let concatenated: string
+  let parameterised: string
+  // A new 12-line file: above the trivial tier's 10 lines, so lite, and no security word anywhere.
+  const usersFile = (query: string) =>
+    [
+      'import { db } from "./db"',
+      "",
+      "export interface User {",
+      "  id: number",
+      "  name: string",
+      "}",
+      "",
+      "export async function findUser(name: string): Promise<User | undefined> {",
+      `  const rows = await ${query}`,
+      "  return rows[0] as User | undefined",
+      "}",
+      'export const usersTable = "users"',
+    ].join("\n") + "\n"
+
+  beforeAll(async () => {
+    repo = await createTempRepo()
+    await repo.write({ "src/db.ts": "export const db = { query: async (..._: unknown[]) => [] as unknown[] }\n" })
+    base = repo.commit("init")
+    await repo.write({ "src/users.ts": usersFile(`db.query("SELECT * FROM users WHERE name = '" + name + "'")`) })
+    concatenated = repo.commit("find users by name")
+    await repo.write({ "src/users.ts": usersFile('db.query("SELECT * FROM users WHERE name = $1", [name])') })
+    parameterised = repo.commit("find users by name, parameterised")
+  })
+
+  afterAll(() => repo.remove())
+
+  const security = async (head: string) => {
+    const plan = await planJson(["--base", base, "--head", head], repo.dir)
+    const record = JSON.parse(await readFile(join(plan.workDir, "plan.json"), "utf8")) as {
+      agents: { name: string; reason: string }[]
+    }
+    return { plan, agent: record.agents.find((agent) => agent.name === "security") }
+  }
+
+  test("plans SQL built by concatenation lite with the security reviewer, saying why", async () => {
+    const { plan, agent } = await security(concatenated)
+    expect(plan.tier).toBe("lite")
+    expect(plan.totals).toEqual({ files: 1, added: 12, removed: 0 })
+    expect(plan.agents.map((entry) => entry.name)).toEqual([
+      "review_coordinator",
+      "security",
+      "code-quality",
+      "compliance",
+      "documentation",
+    ])
+    expect(agent!.reason).toBe("security-relevant change: src/users.ts (SQL built by concatenation)")
+  })
+
+  test("plans the same file with a parameterised query lite without the security reviewer", async () => {
+    const { plan, agent } = await security(parameterised)
+    expect(plan.tier).toBe("lite")
+    expect(plan.agents.map((entry) => entry.name)).toEqual([
+      "review_coordinator",
+      "code-quality",
+      "compliance",
+      "documentation",
+    ])
+    expect(agent).toBeUndefined()
+  })
+})
+
 describe("a work dir planned again", () => {
   let repo: TempRepo
   let outside: string
