@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:f
 import { tmpdir } from "node:os"
 import { basename, join, resolve } from "node:path"
 import { parseArgs } from "node:util"
-import { applyModelEnv, type Config, parseConfigText, resolveConfig, type Severity } from "@opencode-reviewer/core"
+import { applyModelEnv, type Config, parseConfigText, resolveConfig } from "@opencode-reviewer/core"
 import {
   bundledCorpora,
   bundledCorpusDirectory,
@@ -11,6 +11,7 @@ import {
   type CorpusCase,
   cacheKey,
   casesFromGit,
+  failedReviewScore,
   hashCase,
   hashText,
   type Judge,
@@ -22,6 +23,7 @@ import {
   readCorpusDiff,
   scoreCase,
   scoreRun,
+  withSeverities,
 } from "@opencode-reviewer/eval"
 import { startModelServer } from "@opencode-reviewer/testkit"
 import pLimit from "p-limit"
@@ -63,8 +65,13 @@ export interface CaseResult {
   id: string
   repository: string
   run: number
-  /** Why the case was not scored (its diff could not be read or fetched, the review failed). */
+  /** Why the case was not scored: its diff could not be read or fetched (says nothing of the reviewer). */
   skipped: string | null
+  /**
+   * Why the review failed (the pipeline threw), or null. A failed review is scored as finding
+   * nothing (`score` misses every golden comment) and is never stored for reuse.
+   */
+  failed: string | null
   score: CaseScore | null
   findings: number
   costUsd: number
@@ -171,7 +178,9 @@ export async function evaluate(args: string[], io: Io): Promise<number> {
     const scored = (list: readonly CaseResult[]) =>
       scoreRun(
         list.flatMap((result) =>
-          result.score ? [{ id: result.id, repository: result.repository, score: result.score }] : [],
+          result.score
+            ? [{ id: result.id, repository: result.repository, score: result.score, failed: result.failed !== null }]
+            : [],
         ),
       )
     const published = await loadPublishedResults(corpus.directory).catch(() => null)
@@ -207,7 +216,8 @@ export async function evaluate(args: string[], io: Io): Promise<number> {
     await writeFile(join(outputDir, "eval.md"), markdown)
     io.stdout(values.json ? JSON.stringify(report, null, 2) + "\n" : markdown)
     io.stderr(`eval: eval.json and eval.md are in ${outputDir}\n`)
-    return report.score.scored > 0 ? 0 : 1
+    // Success needs at least one review that finished and counted; failed ones are scored, as nothing.
+    return results.some((result) => result.failed === null && result.score?.skipped === false) ? 0 : 1
   } finally {
     await onExit().catch(() => {})
     await server?.close()
@@ -240,7 +250,7 @@ async function evaluateCase(input: CaseInput): Promise<CaseResult> {
     durationMs: 0,
   }
   const read = await caseDiff(corpus, testCase, join(input.outputDir, "diffs"), io)
-  if (!read.ok) return { ...base, key: "", skipped: read.why, score: null }
+  if (!read.ok) return { ...base, key: "", skipped: read.why, failed: null, score: null }
   const diff = read.diff
   const key = `${cacheKey({
     caseId: testCase.id,
@@ -254,7 +264,9 @@ async function evaluateCase(input: CaseInput): Promise<CaseResult> {
     (text) => JSON.parse(text) as CaseResult,
     () => null,
   )
-  if (cached && cached.key === key && cached.skipped === null) return { ...cached, cached: true }
+  // Only finished reviews are stored; `failed` is checked anyway, as a stored file is input too.
+  if (cached && cached.key === key && cached.skipped === null && !cached.failed)
+    return { ...cached, failed: null, cached: true }
 
   const work = join(input.scratch, `${testCase.id}-${runIndex}`)
   await mkdir(work, { recursive: true })
@@ -308,6 +320,7 @@ async function evaluateCase(input: CaseInput): Promise<CaseResult> {
       ...base,
       key,
       skipped: null,
+      failed: null,
       score,
       findings: record.findings.length,
       unverified: lowered.size === 0 ? null : withSeverities(score, lowered),
@@ -318,27 +331,20 @@ async function evaluateCase(input: CaseInput): Promise<CaseResult> {
     if (score.failures.length === 0) await writeAtomically(stored, JSON.stringify(result, null, 2) + "\n")
     return result
   } catch (error) {
+    // Counted as a review that found nothing, not left out: a setup whose reviews crash must not
+    // score as well as one that finds the bugs. Not stored, so the next run reviews it again.
     return {
       ...base,
       key,
-      skipped: `the review failed: ${formatError(error)
+      skipped: null,
+      failed: formatError(error)
         .replace(/^error: /, "")
-        .trim()}`,
-      score: null,
+        .trim(),
+      score: failedReviewScore(testCase.golden),
       durationMs: Math.round(performance.now() - started),
     }
   } finally {
     await writeFile(join(input.outputDir, "cases", `${testCase.id}.run${runIndex}.log`), log.join("")).catch(() => {})
-  }
-}
-
-function withSeverities(score: CaseScore, severities: ReadonlyMap<string, Severity>): CaseScore {
-  const restore = <T extends { text: string; severity?: Severity | undefined }>(candidate: T): T =>
-    severities.has(candidate.text) ? { ...candidate, severity: severities.get(candidate.text) } : candidate
-  return {
-    ...score,
-    spurious: score.spurious.map(restore),
-    matched: score.matched.map((match) => ({ ...match, candidate: restore(match.candidate) })),
   }
 }
 
@@ -511,12 +517,17 @@ function describeCase(result: CaseResult): string {
   const name = `${result.id}${result.run > 1 ? ` (run ${result.run})` : ""}`
   if (result.skipped !== null || result.score === null) return `${name}: skipped, ${result.skipped}`
   const score = result.score
+  if (result.failed !== null)
+    return `${name}: the review failed, counted as finding nothing (${score.missed.length} missed): ${oneLine(result.failed)}`
   if (result.cached)
     return `${name}: as stored by an earlier run (${score.matched.length} found, ${score.missed.length} missed, ${score.spurious.length} spurious)`
   return `${name}: ${result.findings} findings; ${score.matched.length} found, ${score.missed.length} missed, ${score.spurious.length} spurious (${(result.durationMs / 1000).toFixed(1)} s, ${result.costUsd.toFixed(2)} USD)`
 }
 
 const percent = (value: number | null) => (value === null ? "—" : `${(value * 100).toFixed(1)}`)
+// In a sentence, a ratio without a denominator reads better as words than as a dash.
+const stated = (value: number | null) => (value === null ? "n/a" : percent(value))
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? "" : "s"}`
 
 /** The readable report: the score table, the spread over runs, the published table, each case. */
 export function renderReport(report: EvalReport): string {
@@ -526,7 +537,7 @@ export function renderReport(report: EvalReport): string {
   const lines = [
     `# Review quality on ${report.corpus}`,
     "",
-    `${score.scored} of ${score.cases} cases scored, judge ${report.judgeModel}, ${report.runs} run${report.runs === 1 ? "" : "s"}.`,
+    `${score.scored} of ${report.cases.length} cases scored, judge ${report.judgeModel}, ${report.runs} run${report.runs === 1 ? "" : "s"}.`,
     "",
     "| | precision | recall | F1 | found | spurious | missed |",
     "|---|---|---|---|---|---|---|",
@@ -534,14 +545,16 @@ export function renderReport(report: EvalReport): string {
     ...Object.entries(score.bySeverity).map(([severity, metrics]) => row(severity, metrics)),
     ...Object.entries(score.byRepository).map(([repository, metrics]) => row(repository, metrics)),
     "",
+    failedLine(report),
     `Findings per review ${score.findingsPerReview === null ? "—" : score.findingsPerReview.toFixed(2)}; reviews cost ${report.costUsd.toFixed(2)} USD, the judge ${report.judgeCostUsd.toFixed(2)} USD; ${(report.durationMs / 1000).toFixed(1)} s.`,
     perReview(report),
   ]
   if (report.unverifiedScore) {
     const before = report.unverifiedScore.bySeverity.critical
     const after = score.bySeverity.critical
+    const both = (metrics: Metrics) => `${stated(metrics.precision)} and ${stated(metrics.recall)}`
     lines.push(
-      `Verified blockers: critical precision ${percent(after.precision)} with the verifier, ${percent(before.precision)} without it (${before.fp - after.fp} spurious criticals lowered).`,
+      `Verified blockers: critical precision ${stated(after.precision)} and recall ${stated(after.recall)} with the verifier, ${both(before)} without it (it lowered ${plural(before.fp - after.fp, "spurious critical")} and ${plural(before.tp - after.tp, "real one")}).`,
     )
   }
   if (report.runs > 1) {
@@ -565,10 +578,17 @@ export function renderReport(report: EvalReport): string {
     lines.push("", `Not scored (${skipped.length}):`, "")
     for (const result of skipped) lines.push(`- \`${result.id}\`: ${result.skipped}`)
   }
+  const failed = report.cases.filter((result) => result.failed !== null)
+  if (failed.length > 0) {
+    lines.push("", `Failed reviews (${failed.length}), each counted as finding nothing:`, "")
+    for (const result of failed)
+      lines.push(`- \`${result.id}\`${report.runs > 1 ? ` (run ${result.run})` : ""}: ${oneLine(result.failed!)}`)
+  }
   lines.push("", "## Cases", "")
   for (const result of report.cases.filter((entry) => entry.score)) {
     const caseScore = result.score!
     lines.push(`### ${result.id}${report.runs > 1 ? ` (run ${result.run})` : ""}`, "")
+    if (result.failed !== null) lines.push(`- the review failed: ${oneLine(result.failed)}`)
     for (const match of caseScore.matched) lines.push(`- found: ${oneLine(match.golden.text)}`)
     for (const missed of caseScore.missed) lines.push(`- missed: ${oneLine(missed.text)}`)
     for (const spurious of caseScore.spurious) lines.push(`- spurious: ${oneLine(spurious.text)}`)
@@ -577,9 +597,18 @@ export function renderReport(report: EvalReport): string {
   return lines.join("\n")
 }
 
+// Right under the table: how many reviews failed, which the recall and F1 above count as finding nothing.
+function failedLine(report: EvalReport): string {
+  const reviews = report.cases.filter((result) => result.skipped === null)
+  const failed = reviews.filter((result) => result.failed !== null)
+  if (failed.length === 0) return `Failed reviews: 0 of ${reviews.length}.`
+  const missed = failed.reduce((total, result) => total + (result.score?.metrics.fn ?? 0), 0)
+  return `**Failed reviews: ${failed.length} of ${reviews.length}**, counted as finding nothing (${plural(missed, "golden comment")} missed); listed below.`
+}
+
 // The median review of the run: what one change costs and how long its review takes.
 function perReview(report: EvalReport): string {
-  const reviewed = report.cases.filter((result) => result.score !== null)
+  const reviewed = report.cases.filter((result) => result.score !== null && result.failed === null)
   if (reviewed.length === 0) return "No review finished."
   const median = (values: number[]) => {
     const sorted = [...values].sort((a, b) => a - b)

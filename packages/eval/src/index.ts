@@ -31,4 +31,4 @@ export {
   publishedTable,
 } from "./published"
 export type { Candidate, CaseScore, JudgeFailure, Match, Metrics, RunScore, ScoredCase, ScoreOptions } from "./score"
-export { metricsOf, scoreCase, scoreRun } from "./score"
+export { failedReviewScore, metricsOf, scoreCase, scoreRun, withSeverities } from "./score"

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest"
 import type { GoldenComment } from "./corpus"
 import type { Judge, JudgeVerdict } from "./judge"
 import type { MartianReplayCase } from "./martian"
-import { type Candidate, type ScoredCase, scoreCase, scoreRun } from "./score"
+import { type Candidate, failedReviewScore, type ScoredCase, scoreCase, scoreRun, withSeverities } from "./score"
 
 const golden: GoldenComment[] = [
   { text: "SQL injection in the search query", severity: "critical" },
@@ -180,7 +180,14 @@ describe("scoreRun", () => {
       { id: "c-1", repository: "acme/cli", score: await scoreCase([{ text: "unscored" }], [], perfect) },
     ]
     const run = scoreRun(cases)
-    expect(run).toMatchObject({ cases: 4, scored: 3, skipped: ["c-1"], findings: 5, findingsPerReview: 1.25 })
+    expect(run).toMatchObject({
+      cases: 4,
+      scored: 3,
+      skipped: ["c-1"],
+      failed: [],
+      findings: 5,
+      findingsPerReview: 1.25,
+    })
     expect(run.overall).toMatchObject({ tp: 3, fp: 1, fn: 3, precision: 0.75, recall: 0.5 })
     expect(run.overall.f1).toBeCloseTo(0.6)
     expect(run.bySeverity.critical).toMatchObject({ tp: 1, fp: 1, fn: 1, precision: 0.5, recall: 0.5 })
@@ -191,11 +198,99 @@ describe("scoreRun", () => {
     expect(run.byRepository["acme/api"]).toMatchObject({ tp: 3, fp: 1, fn: 1, precision: 0.75, recall: 0.75 })
   })
 
+  it("counts a failed review as finding nothing: its golden comments are misses overall, by severity and repository", async () => {
+    const found = await scoreCase(perfectFindings, golden, perfect)
+    const failed = failedReviewScore(golden)
+    expect(failed).toMatchObject({
+      skipped: false,
+      matched: [],
+      spurious: [],
+      missed: golden,
+      judged: 0,
+      candidates: 0,
+    })
+    const run = scoreRun([
+      { id: "ok", repository: "acme/api", score: found },
+      { id: "crashed", repository: "acme/web", score: failed, failed: true },
+    ])
+    expect(run).toMatchObject({ cases: 2, scored: 2, failed: ["crashed"], skipped: [] })
+    // Left out, the crash would leave a perfect 1.0; counted, it halves recall.
+    expect(run.overall).toMatchObject({ tp: 3, fp: 0, fn: 3, precision: 1, recall: 0.5 })
+    expect(run.bySeverity.critical).toMatchObject({ tp: 1, fp: 0, fn: 1, recall: 0.5 })
+    expect(run.byRepository["acme/web"]).toEqual({ tp: 0, fp: 0, fn: 3, precision: null, recall: 0, f1: 0 })
+    // How talkative the reviewer is counts the reviews that finished only.
+    expect(run.findingsPerReview).toBe(3)
+  })
+
+  it("scores a failed review of a case without golden comments as skipped, each golden text once", () => {
+    expect(failedReviewScore([]).skipped).toBe(true)
+    expect(failedReviewScore([golden[0]!, { ...golden[0]! }]).metrics).toMatchObject({ tp: 0, fp: 0, fn: 1 })
+  })
+
   it("reports nulls, not NaN, for an empty run", () => {
     const run = scoreRun([])
     expect(run.overall).toEqual({ tp: 0, fp: 0, fn: 0, precision: null, recall: null, f1: null })
     expect(run.findingsPerReview).toBeNull()
     expect(JSON.stringify(run)).not.toContain("NaN")
+  })
+})
+
+describe("by severity: found and spurious counted by the severity the finding was given", () => {
+  const blocker: GoldenComment = { text: "SQL injection in the search query", severity: "critical" }
+  const real = "search builds SQL from user input"
+  const invented = "remote code execution in the logger"
+  const judge = replayJudge({ [blocker.text]: { [real]: true } })
+  const bySeverityOf = (score: ScoredCase["score"]) => scoreRun([{ id: "a", repository: "acme/api", score }]).bySeverity
+
+  it("a verifier that lowers only the spurious critical looks better; one that lowers both looks worse", async () => {
+    const score = await scoreCase(
+      [
+        { text: real, severity: "critical" },
+        { text: invented, severity: "critical" },
+      ],
+      [blocker],
+      judge,
+    )
+    expect(bySeverityOf(score).critical).toMatchObject({ tp: 1, fp: 1, fn: 0, precision: 0.5, recall: 1 })
+    const spuriousLowered = withSeverities(score, new Map([[invented, "warning"]]))
+    expect(bySeverityOf(spuriousLowered).critical).toMatchObject({ tp: 1, fp: 0, fn: 0, precision: 1, recall: 1 })
+    // Lowering the real blocker too is not "precision 1.0": the blocker is no longer flagged as one.
+    const bothLowered = withSeverities(
+      score,
+      new Map([
+        [real, "warning"],
+        [invented, "warning"],
+      ]),
+    )
+    expect(bySeverityOf(bothLowered).critical).toEqual({ tp: 0, fp: 0, fn: 1, precision: null, recall: 0, f1: 0 })
+    expect(bySeverityOf(bothLowered).warning).toMatchObject({ tp: 0, fp: 1, fn: 0 })
+    // Matching ignores severity: overall is the same whatever the verifier did.
+    expect(scoreRun([{ id: "a", repository: "r", score: bothLowered }]).overall).toEqual(
+      scoreRun([{ id: "a", repository: "r", score }]).overall,
+    )
+  })
+
+  it("counts a golden comment found by a finding at its severity or above, a miss below it or without one", async () => {
+    const warning: GoldenComment = { text: "Off-by-one in the pagination loop", severity: "warning" }
+    const judgeBoth = replayJudge({
+      [blocker.text]: { "too mild": true },
+      [warning.text]: { "too loud": true },
+    })
+    const score = await scoreCase(
+      [
+        { text: "too mild", severity: "suggestion" },
+        { text: "too loud", severity: "critical" },
+      ],
+      [blocker, warning],
+      judgeBoth,
+    )
+    const bySeverity = bySeverityOf(score)
+    expect(bySeverity.critical).toMatchObject({ tp: 0, fp: 0, fn: 1 })
+    expect(bySeverity.warning).toMatchObject({ tp: 1, fp: 0, fn: 0 })
+    expect(bySeverity.suggestion).toMatchObject({ tp: 0, fp: 0, fn: 0 })
+    const unrated = await scoreCase([{ text: real }], [blocker], judge)
+    expect(bySeverityOf(unrated).critical).toMatchObject({ tp: 0, fp: 0, fn: 1 })
+    expect(scoreRun([{ id: "a", repository: "r", score: unrated }]).overall).toMatchObject({ tp: 1, fn: 0 })
   })
 })
 

@@ -1,4 +1,4 @@
-import { type Severity, severityOrder } from "@opencode-reviewer/core/model/finding"
+import { compareSeverity, type Severity, severityOrder } from "@opencode-reviewer/core/model/finding"
 import type { GoldenComment } from "./corpus"
 import type { Judge, JudgeVerdict } from "./judge"
 
@@ -16,11 +16,21 @@ import type { Judge, JudgeVerdict } from "./judge"
 // - a case without golden comments is skipped; a case without candidates finds nothing;
 // - totals are summed over cases: precision = tp / (tp + fp), recall = tp / (tp + fn),
 //   F1 = 2PR / (P + R). tp counts golden comments found, fp unmatched candidates, fn golden missed.
+// Ours, beyond the benchmark (docs/eval.md, "How a run is scored"):
+// - a review that failed (the pipeline threw) counts as one that found nothing: its golden comments
+//   are misses in every total, and the run lists it (`failed`), so a setup whose reviews crash never
+//   scores as well as one that finds the bugs;
+// - by severity, true and false positives are counted by one rule, the severity the finding was
+//   given: under severity S, a golden comment of severity S is found only when it is credited to a
+//   finding of severity S or more serious (else it is a miss), and a spurious finding of severity S
+//   is a false positive. A finding without a severity is held to none: it finds nothing and is no
+//   false positive by severity (it still counts overall). So a verifier that lowers a real critical
+//   costs critical recall rather than buying critical precision.
 
 /** One finding of the review under test, as the judge sees it (title and body joined, usually). */
 export interface Candidate {
   text: string
-  /** The severity the reviewer gave it; spurious findings are counted under it in `bySeverity`. */
+  /** The severity the reviewer gave it: what `bySeverity` counts it under, found or spurious. */
   severity?: Severity
   file?: string
   line?: number | null
@@ -133,32 +143,70 @@ export async function scoreCase(
   }
 }
 
+/**
+ * The score of a review that failed (the pipeline threw): it found nothing, so every golden comment
+ * is missed and nothing is judged. A case without golden comments stays skipped.
+ */
+export function failedReviewScore(golden: readonly GoldenComment[]): CaseScore {
+  const missed = uniqueBy(golden, (comment) => comment.text)
+  return {
+    skipped: golden.length === 0,
+    matched: [],
+    missed,
+    spurious: [],
+    failures: [],
+    candidates: 0,
+    golden: golden.length,
+    judged: 0,
+    metrics: metricsOf(0, 0, missed.length),
+  }
+}
+
+/**
+ * The same verdicts with some findings at another severity (keyed by the candidate's text), for
+ * scoring a review again without new judge calls: matching ignores severity, `bySeverity` does not.
+ */
+export function withSeverities(score: CaseScore, severities: ReadonlyMap<string, Severity>): CaseScore {
+  const restore = <T extends { text: string; severity?: Severity | undefined }>(candidate: T): T =>
+    severities.has(candidate.text) ? { ...candidate, severity: severities.get(candidate.text) } : candidate
+  return {
+    ...score,
+    spurious: score.spurious.map(restore),
+    matched: score.matched.map((match) => ({ ...match, candidate: restore(match.candidate) })),
+  }
+}
+
 /** One scored case of a run, with what `scoreRun` groups by. */
 export interface ScoredCase {
   id: string
   repository: string
   score: CaseScore
+  /** The review failed: `score` is {@link failedReviewScore}'s and the case is listed in `failed`. */
+  failed?: boolean
 }
 
 /** A run's totals: overall, per severity, per repository, and how talkative the reviewer was. */
 export interface RunScore {
   /** Cases given, scored or not. */
   cases: number
-  /** Cases that counted (they had golden comments). */
+  /** Cases that counted (they had golden comments), failed reviews included. */
   scored: number
   /** Ids of the cases without golden comments. */
   skipped: string[]
+  /** Ids of the cases whose review failed: counted as finding nothing (their golden comments are misses). */
+  failed: string[]
   overall: Metrics
   /**
-   * A found or missed golden comment counts under its own severity; a spurious finding under the
-   * severity the reviewer gave it (one without a severity counts only overall).
+   * Under severity S: a golden comment of severity S found by a finding of severity S or more
+   * serious is tp, else fn; a spurious finding of severity S is fp (one without a severity counts
+   * only overall).
    */
   bySeverity: Record<Severity, Metrics>
   /** Keyed by repository, in code-unit order. */
   byRepository: Record<string, Metrics>
   /** Findings over all cases, duplicates included. */
   findings: number
-  /** findings / cases, null for an empty run. */
+  /** findings / the reviews that did not fail, null when there are none. */
   findingsPerReview: number | null
   /** Judge calls without a usable verdict, over all cases. */
   judgeFailures: number
@@ -179,15 +227,18 @@ export function scoreRun(cases: readonly ScoredCase[]): RunScore {
     ]),
   )
   const findings = cases.reduce((total, item) => total + item.score.candidates, 0)
+  const failed = cases.filter((item) => item.failed).map((item) => item.id)
+  const reviews = cases.length - failed.length
   return {
     cases: cases.length,
     scored: scored.length,
     skipped: cases.filter((item) => item.score.skipped).map((item) => item.id),
+    failed,
     overall,
     bySeverity,
     byRepository,
     findings,
-    findingsPerReview: cases.length === 0 ? null : findings / cases.length,
+    findingsPerReview: reviews === 0 ? null : findings / reviews,
     judgeFailures: cases.reduce((total, item) => total + item.score.failures.length, 0),
   }
 }
@@ -208,9 +259,14 @@ function severityMetrics(cases: readonly ScoredCase[], severity: Severity): Metr
   let tp = 0
   let fp = 0
   let fn = 0
+  // One rule for both sides: the severity the finding was given (see the header comment).
+  const meets = (candidate: Candidate) =>
+    candidate.severity !== undefined && compareSeverity(candidate.severity, severity) <= 0
   for (const { score } of cases) {
-    tp += score.matched.filter((match) => match.golden.severity === severity).length
-    fn += score.missed.filter((comment) => comment.severity === severity).length
+    const found = score.matched.filter((match) => match.golden.severity === severity)
+    const flagged = found.filter((match) => meets(match.candidate)).length
+    tp += flagged
+    fn += found.length - flagged + score.missed.filter((comment) => comment.severity === severity).length
     fp += score.spurious.filter((candidate) => candidate.severity === severity).length
   }
   return metricsOf(tp, fp, fn)
