@@ -1,6 +1,7 @@
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import {
+  type BreakGlassOutcome,
   buildReviewRecord,
   type Config,
   type CoordinatorResult,
@@ -29,7 +30,7 @@ import { ReviewPublishError, ReviewRunError } from "./errors"
 import type { Io } from "./io"
 import type { Prepared } from "./prepare"
 import type { CoordinatorOutcome } from "./run"
-import { type Verified, verifyFindings } from "./verify"
+import { verifyFindings } from "./verify"
 
 /** The files a review writes into the output dir; a run removes them first, so none is left from an earlier run. */
 export const reviewOutputs = [
@@ -100,7 +101,7 @@ export async function finishReview(prepared: Prepared, outcome: CoordinatorOutco
   // Parsed once: every use below reads the same calls.
   const calls = spawnCalls(outcome.result)
   const reviewers = reviewerOutcomes(calls)
-  const breakGlass = prepared.provider.breakGlass?.(prepared.config.breakGlass) ?? null
+  const breakGlass = await readBreakGlass(prepared)
   // What a person already said on the change is not said again (checked against the comment's place).
   const raised = splitAlreadyRaised(review.findings, prepared.change.comments)
   // A critical blocks the merge only once a verifier has confirmed it against the code.
@@ -116,7 +117,8 @@ export async function finishReview(prepared: Prepared, outcome: CoordinatorOutco
       verified.usage,
     ),
     durationMs: outcome.durationMs,
-    breakGlass: breakGlass !== null,
+    breakGlass: breakGlass.honoured !== null,
+    breakGlassRequests: breakGlass,
     injectionSuspected: plan.injection.length > 0,
     unjudgedFindings: unjudgedFindings(calls),
     unread: prepared.change.unreviewed ?? [],
@@ -124,7 +126,7 @@ export async function finishReview(prepared: Prepared, outcome: CoordinatorOutco
     // Findings plugins established by code while planning: facts that join the coordinator's.
     codeFindings: planFacts.value.findings ?? [],
   })
-  attachVerifications(record, verified)
+  record.notes.push(...verified.notes)
   for (const [index, by] of raised.raised) {
     const finding = verified.review.findings[index]!
     const entry = record.findings.find(
@@ -137,8 +139,6 @@ export async function finishReview(prepared: Prepared, outcome: CoordinatorOutco
     if (entry) entry.alreadyRaised = by
   }
   record.notes.push(...raised.notes)
-  if (breakGlass)
-    record.notes.push(`break glass requested by ${breakGlass.by}${breakGlass.at ? ` at ${breakGlass.at}` : ""}`)
   for (const call of calls) if (call.error) record.notes.unshift(`spawn_reviewers could not run: ${call.error}`)
   return publish(prepared, record, io)
 }
@@ -153,13 +153,15 @@ export async function finishEmptyReview(prepared: Prepared, io: Io): Promise<Rev
       : `Every changed file was filtered as noise (${filtered} file${filtered === 1 ? "" : "s"}: see coverage); no code was reviewed.`
   const planFacts = parsePlanFacts(await readFile(plan.planFile, "utf8"))
   if (!planFacts.ok) throw new ReviewRunError(`plan.json is unreadable: ${planFacts.error}`, [])
+  const breakGlass = await readBreakGlass(prepared)
   const record = buildReviewRecord({
     review: { summary, findings: [], answer: null },
     plan: { ...planFacts.value, agents: planFacts.value.agents.filter((agent) => agent.role === "coordinator") },
     reviewers: [],
     durationMs: 0,
     unread: prepared.change.unreviewed ?? [],
-    breakGlass: prepared.provider.breakGlass?.(prepared.config.breakGlass) != null,
+    breakGlass: breakGlass.honoured !== null,
+    breakGlassRequests: breakGlass,
     injectionSuspected: plan.injection.length > 0,
     previous: prepared.change.previousFindings ?? [],
     codeFindings: planFacts.value.findings ?? [],
@@ -181,21 +183,9 @@ async function publish(prepared: Prepared, record: ReviewRecord, io: Io): Promis
   return record
 }
 
-// Each verified finding's verification on its review.json entry (matched by place and title: the
-// record merges code findings in), and the verifier's notes.
-function attachVerifications(record: ReviewRecord, verified: Verified): void {
-  for (const [index, verification] of verified.verifications) {
-    const finding = verified.review.findings[index]!
-    const entry = record.findings.find(
-      (candidate) =>
-        candidate.verification === undefined &&
-        candidate.file === finding.file &&
-        candidate.line === finding.line &&
-        candidate.title === finding.title,
-    )
-    if (entry) entry.verification = verification
-  }
-  record.notes.push(...verified.notes)
+// Who broke the glass, and whose requests did not count (the provider asks the platform who may).
+async function readBreakGlass(prepared: Prepared): Promise<BreakGlassOutcome> {
+  return (await prepared.provider.breakGlass?.(prepared.config.breakGlass)) ?? { honoured: null, ignored: [] }
 }
 
 function reviewFromText(text: string): Review | null {

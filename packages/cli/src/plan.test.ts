@@ -207,6 +207,17 @@ describe("plan on a repository built from real source trees", () => {
     expect(plan.tier).toBe("full")
     expect(plan.reasons.at(-1)).toMatch(/^spend cap \$0\.2: /)
     expect(plan.agents.length).toBeLessThan(7)
+    // The reviewers the full tier called for and the cap left out are recorded for review.json,
+    // where they count as not finished: a capped review is never approved.
+    const stored = JSON.parse(await readFile(join(plan.workDir, "plan.json"), "utf8")) as {
+      skipped: { name: string; reason: string }[]
+    }
+    const kept = new Set(plan.agents.map((agent) => agent.name))
+    expect(stored.skipped.length).toBe(7 - plan.agents.length)
+    for (const entry of stored.skipped) {
+      expect(kept.has(entry.name)).toBe(false)
+      expect(entry.reason).toBe("skipped by the spend cap (maxCostUsd 0.2 USD)")
+    }
   })
 
   test("writes one patch per reviewed text file, byte-exact, and none for noise or binaries", async () => {

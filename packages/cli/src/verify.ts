@@ -7,10 +7,9 @@ import {
   defaults,
   findingsToVerify,
   missingProviderKeys,
-  parseVerdicts,
   type Review,
+  readVerdicts,
   type UsageItem,
-  type Verification,
   verifierPrompt,
   workDirVariable,
 } from "@opencode-reviewer/core"
@@ -19,11 +18,9 @@ import { startPromptServer } from "@opencode-reviewer/opencode/prompt-server"
 import type { Io } from "./io"
 import type { Prepared } from "./prepare"
 
-/** The review after verification, what each verified finding's verification said, and its cost. */
+/** The review after verification (each checked finding carries its `verification`), its cost and notes. */
 export interface Verified {
   review: Review
-  /** By the finding's index in `review.findings`. */
-  verifications: Map<number, Verification>
   usage: UsageItem[]
   notes: string[]
 }
@@ -32,27 +29,38 @@ export interface Verified {
  * Verified blockers (config `verify`, judge/verify.ts): the findings at or above the level go to
  * one verifier session, a different top-tier model than the coordinator's when the config has
  * one, with the reviewers' read-only tools in the checkout and the work dir (the patches). A
- * finding it confirms with evidence that checks out stays; one it does not is lowered one
- * severity, with a note. When the verifier cannot run at all (no key, OpenCode fails), nothing is
- * lowered: the findings stand unverified and the review says so.
+ * finding it confirms with evidence from its own code that checks out stays; one it disputes with
+ * a reason is lowered one severity, with a note. Anything else lowers nothing: when the verifier
+ * cannot run (no key, OpenCode fails), is cut off, answers something other than its verdicts or
+ * says nothing about a finding, the finding stands at its severity, marked unverified with why.
  */
 export async function verifyFindings(prepared: Prepared, review: Review, io: Io): Promise<Verified> {
   const { plan, config } = prepared
-  const unchanged: Verified = { review, verifications: new Map(), usage: [], notes: [] }
   const picked = findingsToVerify(review.findings, config.verify)
-  if (picked.length === 0) return unchanged
+  if (picked.length === 0) return { review, usage: [], notes: [] }
   const indexes = picked.slice(0, defaults.verifyMax)
   const notes: string[] = []
-  if (picked.length > indexes.length)
+  const findings = [...review.findings]
+  // Findings the verifier never judged stand as they are, and say why.
+  const standUnverified = (which: readonly number[], reason: string, model = "none") => {
+    for (const index of which) findings[index] = applyVerdict(findings[index]!, null, [], model, reason).finding
+  }
+  if (picked.length > indexes.length) {
+    standUnverified(picked.slice(indexes.length), `at most ${defaults.verifyMax} findings are verified per review`)
     notes.push(`${picked.length - indexes.length} findings were not verified: at most ${defaults.verifyMax} are`)
+  }
+  const unchanged = (reason: string, model?: string): Verified => {
+    standUnverified(indexes, reason, model)
+    notes.push(`the verifier could not run (${reason}); its findings stand unverified`)
+    return { review: { ...review, findings }, usage: [], notes }
+  }
 
   const top = config.models.top
   const coordinatorModel = plan.agents.find((agent) => agent.role === "coordinator")?.models[0]
   const model = top.find((candidate) => candidate !== coordinatorModel) ?? top[0] ?? coordinatorModel
   const reviewer = plan.agents.find((agent) => agent.role === "reviewer")
   const permission = reviewer ? plan.assembly.config.agent?.[reviewer.name]?.permission : undefined
-  if (!model || !permission)
-    return { ...unchanged, notes: [...notes, "the verifier could not run: no model or reviewer permissions planned"] }
+  if (!model || !permission) return unchanged("no model or reviewer permissions planned")
 
   const opencodeConfig = {
     provider: plan.assembly.config.provider ?? {},
@@ -64,10 +72,7 @@ export async function verifyFindings(prepared: Prepared, review: Review, io: Io)
     env: io.env,
     authenticated: [],
   })
-  if (missing.length > 0) {
-    notes.push(`the verifier could not run (no key for ${model}); its findings stand unverified`)
-    return { ...unchanged, notes }
-  }
+  if (missing.length > 0) return unchanged(`no key for ${model}`, model)
 
   io.stderr(`review: verifying ${indexes.length} finding${indexes.length === 1 ? "" : "s"} on ${model}\n`)
   const home = await prepareOpencodeHome(join(prepared.outputDir, "opencode-home-verifier"))
@@ -106,29 +111,29 @@ export async function verifyFindings(prepared: Prepared, review: Review, io: Io)
       await server.close()
     }
   } catch (error) {
-    notes.push(
-      `the verifier could not run (${error instanceof Error ? error.message.split("\n")[0] : String(error)}); its findings stand unverified`,
-    )
-    return { ...unchanged, notes }
+    return unchanged(error instanceof Error ? (error.message.split("\n")[0] ?? error.name) : String(error), model)
   }
 
-  const verdicts = parseVerdicts(answer.text, indexes.length)
-  const findings = [...review.findings]
-  const verifications = new Map<number, Verification>()
+  const { verdicts, unusable } = readVerdicts(answer, indexes.length)
+  if (unusable) notes.push(`verifier: ${unusable}; its findings stand unverified, at their severity`)
   for (const [position, index] of indexes.entries()) {
+    const finding = findings[index]!
     const verdict = verdicts[position] ?? null
-    const evidence = checkedEvidence(verdict?.evidence ?? [], (path) => readCode(prepared, path))
-    const outcome = applyVerdict(findings[index]!, verdict, evidence, model)
+    const evidence = checkedEvidence(verdict?.evidence ?? [], finding, (path) => readCode(prepared, path))
+    const outcome = applyVerdict(finding, verdict, evidence.accepted, model, unusable)
     findings[index] = outcome.finding
-    verifications.set(index, outcome.verification)
-    if (outcome.verification.status === "not_confirmed")
+    const where = `"${finding.title}" (${finding.file}${finding.line ? `:${finding.line}` : ""})`
+    for (const ignored of evidence.ignored) notes.push(`verifier: evidence for ${where} ignored: ${ignored}`)
+    const { status, reason, originalSeverity } = outcome.verification
+    if (status === "not_confirmed")
       notes.push(
-        `verifier: "${outcome.finding.title}" (${outcome.finding.file}${outcome.finding.line ? `:${outcome.finding.line}` : ""}) was not confirmed (${outcome.verification.reason}): ${outcome.verification.originalSeverity} lowered to ${outcome.finding.severity}`,
+        `verifier: ${where} was disputed (${reason}): ${originalSeverity} lowered to ${outcome.finding.severity}`,
       )
+    else if (status === "unverified" && !unusable)
+      notes.push(`verifier: ${where} is unverified (${reason}); it stands as ${originalSeverity}`)
   }
   return {
     review: { ...review, findings },
-    verifications,
     usage: [{ agent: "verifier", model, tokens: answer.tokens, costUsd: answer.costUsd }],
     notes,
   }

@@ -247,6 +247,11 @@ function collect(
     for (const [key, child] of properties)
       collect(child, [...path, key], [...lookup, key], requiredKeys.has(key), {}, out)
   }
+  // A key that takes either a short form or an object (breakGlass: "phrase" or { phrase, minAccess }):
+  // the object's keys get their rows too.
+  for (const alternative of schema.anyOf ?? schema.oneOf ?? [])
+    for (const [key, child] of Object.entries(alternative.properties ?? {}))
+      collect(child, [...path, key], [...lookup, key], false, {}, out)
   const values = schema.additionalProperties
   if (typeof values === "object" && worthARow(values)) {
     collect(

@@ -24,18 +24,20 @@ export type { ReviewRecordInput } from "./judge/review-record"
 export { buildReviewRecord, PlanFacts, parsePlanFacts, ReviewFinding, ReviewRecord } from "./judge/review-record"
 export type { ApplicableSuggestion } from "./judge/suggestion"
 export { applicableSuggestion } from "./judge/suggestion"
-export type { Evidence, Verdict } from "./judge/verify"
+export type { CheckedEvidence, Evidence, Verdict, VerifierAnswer } from "./judge/verify"
 export {
   applyVerdict,
   checkedEvidence,
+  evidenceWindowLines,
   findingsToVerify,
   parseVerdicts,
-  Verification,
+  readVerdicts,
   verifierPrompt,
 } from "./judge/verify"
+export { AccessLevel, BreakGlassAccess, describeAccess, dismissAccess, hasAccess } from "./model/access"
 export type { RequestFailure } from "./model/errors"
 export { ChangeReadError, describe, ReviewError } from "./model/errors"
-export { compareSeverity, Decision, Finding, Severity, severityOrder } from "./model/finding"
+export { compareSeverity, Decision, Finding, Severity, severityOrder, Verification } from "./model/finding"
 export type { Logger } from "./model/logger"
 export { silentLogger } from "./model/logger"
 export { modelIdSchema, providerOf, splitModelId } from "./model/model-id"
@@ -89,8 +91,16 @@ export {
 export type { Neutralized, PlatformName } from "./report/neutralize"
 export { neutralizeForGithub, neutralizeForGitlab, neutralizeMarkdown } from "./report/neutralize"
 export { reportFiles, writeReports } from "./report/reports"
-export type { InlineFinding, ReviewPlatform, SummaryInput } from "./report/review-summary"
-export { renderFailureSummary, renderSummary, renderThread } from "./report/review-summary"
+export type { InlineFinding, ReviewPlatform, ReviewWarning, SummaryInput } from "./report/review-summary"
+export {
+  incompleteHeadline,
+  recordWarnings,
+  renderFailureSummary,
+  renderSummary,
+  renderThread,
+} from "./report/review-summary"
+export type { AccessOf, BreakGlassOutcome, BreakGlassRequest, Person } from "./review/access"
+export { decideBreakGlass, githubAccess, gitlabAccess } from "./review/access"
 export type {
   Change,
   ChangeRequest,
@@ -112,8 +122,8 @@ export {
   createPublishLog,
   errorText,
   findingMarkers,
-  findPhrase,
   fitComment,
+  hasPhrase,
   postableSuggestion,
   readHeadsWith,
   reopenText,

@@ -1,4 +1,4 @@
-import type { Logger } from "@opencode-reviewer/core"
+import { type AccessLevel, githubAccess, type Logger } from "@opencode-reviewer/core"
 import type { GithubContext } from "./context"
 import { GithubCreateLandedError } from "./errors"
 import { createGithubClients, createGithubFetch, type GithubFetch, type GithubLandedRequest } from "./requester"
@@ -111,8 +111,8 @@ export interface GithubClient {
   fileAt(path: string, ref: string): Promise<string | null>
   /** Every entry of the tree at a ref, recursively; null when the ref is unknown. */
   tree(ref: string): Promise<{ entries: { path: string; mode: string; type: string }[]; truncated: boolean } | null>
-  /** The legacy permission (`admin`, `write`, `read`, `none`) of a user on the repository. */
-  permission(login: string): Promise<string>
+  /** A user's access to the repository on core's ladder (`none` … `admin`), from their collaborator role. */
+  permission(login: string): Promise<AccessLevel>
   addReaction(commentId: number, kind: "conversation" | "review", content: "eyes" | "+1"): Promise<void>
 }
 
@@ -357,7 +357,8 @@ export function createGithubClient(options: GithubClientOptions): GithubClient {
     },
     async permission(login) {
       try {
-        return (await rest.repos.getCollaboratorPermissionLevel({ ...base, username: login })).data.permission
+        const { data } = await rest.repos.getCollaboratorPermissionLevel({ ...base, username: login })
+        return githubAccess({ roleName: data.role_name, permission: data.permission })
       } catch (error) {
         if ((error as { status?: number }).status === 404) return "none"
         throw error

@@ -1,7 +1,11 @@
 import {
+  type AccessLevel,
+  type AccessOf,
   botHandle,
   type Change,
-  findPhrase,
+  decideBreakGlass,
+  hasAccess,
+  hasPhrase,
   type Logger,
   type MergeRequestComment,
   type PreviousReview,
@@ -83,6 +87,15 @@ export function createGithubProvider(options: GithubProviderOptions): GithubProv
     })
     return pull
   }
+  // A person's collaborator role, asked once per run (GET /repos/…/collaborators/{user}/permission).
+  const roles = new Map<string, Promise<AccessLevel>>()
+  const accessOf: AccessOf = (person) => {
+    const known = roles.get(person.name)
+    if (known) return known
+    const asked = access(context, client.permission(person.name))
+    roles.set(person.name, asked)
+    return asked
+  }
   const fileAt = async (sha: string, path: string) =>
     (options.readLocalFile ? await options.readLocalFile(sha, path).catch(() => null) : null) ??
     client.fileAt(path, sha)
@@ -162,7 +175,7 @@ export function createGithubProvider(options: GithubProviderOptions): GithubProv
             : readHeadsWith((path) => client.fileAt(path, headSha), paths, { limit: apiHeadsLimit, bytes: headBytes }),
         readHeadFile: (path) => fileAt(headSha, path),
         unreviewed: assembled.unreviewed,
-        previousFindings: await tracePreviousFindings(botThreads, { headSha, files, readFileAt: fileAt }),
+        previousFindings: await tracePreviousFindings(botThreads, { headSha, files, readFileAt: fileAt, accessOf }),
       } satisfies Change
     },
     async readTrustedFile(path) {
@@ -203,9 +216,9 @@ export function createGithubProvider(options: GithubProviderOptions): GithubProv
           run: false,
           reason: `the comment by ${login} asks nothing of the bot (it answers \`/review\`, \`/review full\` and questions to @${botHandle})`,
         }
-      // Write access or more ("maintain" reads "write" here, docs/github.md); the payload's author_association is not enough.
-      const permission = await access(context, client.permission(login))
-      if (permission !== "admin" && permission !== "write")
+      // Write access or more (docs/github.md); the payload's author_association is not enough.
+      const permission = await accessOf({ name: login })
+      if (!hasAccess(permission, "write"))
         return {
           run: false,
           reason: `${login} has ${permission} access to ${context.owner}/${context.repo}; only people with write access can ask the bot`,
@@ -221,11 +234,14 @@ export function createGithubProvider(options: GithubProviderOptions): GithubProv
       }
       return { run: true, request: asked.request }
     },
-    breakGlass(phrase) {
+    async breakGlass(glass) {
       if (!state) throw new Error("breakGlass called before readChange")
-      const found = findPhrase(state.humanComments, (entry) => entry.comment.body, phrase)
-      state.breakGlass = found ? { by: found.comment.author, at: found.comment.createdAt } : null
-      return state.breakGlass
+      const requests = state.humanComments
+        .filter((entry) => hasPhrase(entry.comment.body, glass.phrase))
+        .map((entry) => ({ by: { name: entry.comment.author }, at: entry.comment.createdAt }))
+      const outcome = await decideBreakGlass(requests, glass.minAccess, accessOf)
+      state.breakGlass = outcome.honoured
+      return outcome
     },
     async publish(record) {
       if (!state) await provider.readChange()

@@ -92,6 +92,8 @@ function provider(options: Partial<GitlabProviderOptions> = {}) {
   return createGitlabProvider({ env: env(), repoDir: repo.dir, sleep: async () => {}, ...options })
 }
 
+const glass = { phrase: "break glass", minAccess: "write" as const }
+
 const readLocalDiff = async (from: string, to: string) =>
   new TextEncoder().encode(repo.git(...gitDiffArgs, from, to, "--"))
 
@@ -137,13 +139,21 @@ function record(findings: ReviewFinding[], over: Partial<ReviewRecord> = {}): Re
     resolved: [],
     dismissed: [],
     stillOpen: [],
-    coverage: { reviewedFiles: 2, filtered: [], failedReviewers: [], complete: true, unjudgedFindings: 0 },
+    coverage: {
+      reviewedFiles: 2,
+      filtered: [],
+      failedReviewers: [],
+      unreviewed: [],
+      complete: true,
+      unjudgedFindings: 0,
+    },
     usage: { byAgent: {}, byModel: {}, costUsd: 0.12, cacheHitRate: 0 },
     durationMs: 42_000,
     reasons: critical ? ["1 critical finding"] : [],
     summary: "The change builds SQL by hand.",
     answer: null,
     notes: [],
+    breakGlassIgnored: [],
     ...over,
   }
 }
@@ -270,22 +280,48 @@ describe("reading the merge request", () => {
     const first = await provider().publish(record([sqlFinding()]))
     const discussionId = first.threads.created[0]!.discussionId
     fake.addHumanNote("I disagree, this id is validated upstream. Break glass.", { discussionId, author: "dave" })
+    fake.setMember("dave", 30)
     const gitlab = provider()
     const change = await gitlab.readChange()
     expect(change.comments).toEqual([])
     expect(change.previousReview?.threads[0]?.notes.map((note) => note.author)).toEqual(["project_42_bot", "dave"])
     expect(change.previousReview?.threads[0]?.notes[0]?.body).not.toContain("<!--")
-    expect(gitlab.breakGlass("break glass")).toEqual({ by: "dave", at: expect.any(String) })
+    expect((await gitlab.breakGlass(glass)).honoured).toEqual({ by: "dave", at: expect.any(String) })
   })
 
-  test("break glass: a human note with the phrase, any case; the bot's own notes never count", async () => {
+  test("break glass: a note with the phrase, any case, from a Developer or above; the bot's own notes never count", async () => {
     await start()
     const gitlab = provider()
     await gitlab.readChange()
-    expect(gitlab.breakGlass("break glass")).toBeNull()
+    expect(await gitlab.breakGlass(glass)).toEqual({ honoured: null, ignored: [] })
     fake.addHumanNote("Prod is down, BREAK   Glass please", { author: "carol" })
+    fake.setMember("carol", 30)
     await gitlab.readChange()
-    expect(gitlab.breakGlass("break glass")).toEqual({ by: "carol", at: expect.any(String) })
+    expect((await gitlab.breakGlass(glass)).honoured).toEqual({ by: "carol", at: expect.any(String) })
+  })
+
+  test("break glass from a Reporter or a non-member is ignored and said; a Maintainer's counts when Maintainer is the least", async () => {
+    await start()
+    fake.addHumanNote("break glass", { author: "rita" })
+    fake.setMember("rita", 20)
+    fake.addHumanNote("break glass!", { author: "stranger" })
+    const gitlab = provider()
+    await gitlab.readChange()
+    expect(await gitlab.breakGlass(glass)).toEqual({
+      honoured: null,
+      ignored: [
+        { by: "rita", at: expect.any(String), reason: "read access; breaking the glass needs write access or above" },
+        { by: "stranger", at: expect.any(String), reason: "no access; breaking the glass needs write access or above" },
+      ],
+    })
+    fake.addHumanNote("break glass", { author: "dev" })
+    fake.setMember("dev", 30)
+    fake.addHumanNote("break glass", { author: "mona" })
+    fake.setMember("mona", 40)
+    await gitlab.readChange()
+    const maintainers = await gitlab.breakGlass({ phrase: "break glass", minAccess: "maintain" })
+    expect(maintainers.honoured).toEqual({ by: "mona", at: expect.any(String) })
+    expect(maintainers.ignored.map((entry) => entry.by)).toEqual(["rita", "stranger", "dev"])
   })
 
   test("readTrustedFile reads the target branch, never the change, null when missing", async () => {
@@ -499,12 +535,31 @@ describe("publishing", () => {
     fake.addHumanNote("Won't fix: this table is internal and ids are numeric.", { discussionId })
     const gitlab = provider()
     const change = await gitlab.readChange()
-    expect(change.previousFindings[0]!.reply).toEqual({ by: "alice", kind: "acknowledged" })
+    expect(change.previousFindings[0]!.reply).toEqual({
+      by: "alice",
+      kind: "acknowledged",
+      trusted: true,
+      words: "won't fix",
+    })
     const result = await gitlab.publish(judged(change, []))
     const discussion = fake.state.discussions.find((candidate) => candidate.id === discussionId)!
     expect(discussion.resolved).toBe(true)
-    expect(discussion.notes.at(-1)!.body).toContain("Dismissed, not fixed: accepted as it is by alice.")
+    expect(discussion.notes.at(-1)!.body).toContain("Dismissed, not fixed: dismissed by alice: won't fix.")
     expect(result.threads).toMatchObject({ resolved: [], dismissed: [{ discussionId }] })
+  })
+
+  test('a "won\'t fix" from a Reporter, or a question, dismisses nothing: the members API says who may', async () => {
+    await start()
+    const first = await provider().publish(record([sqlFinding()]))
+    const discussionId = first.threads.created[0]!.discussionId
+    fake.setMember("rita", 20)
+    fake.addHumanNote("Won't fix, by design.", { discussionId, author: "rita" })
+    const change = await provider().readChange()
+    expect(change.previousFindings[0]!.reply).toMatchObject({ by: "rita", kind: "acknowledged", trusted: false })
+    fake.addHumanNote("Is this intended?", { discussionId })
+    const asked = await provider().readChange()
+    expect(asked.previousFindings[0]!.reply).toEqual({ by: "alice", kind: "argued", trusted: true })
+    expect(fake.state.requests.some((request) => /\/members\/all\/\d+$/.test(request.path))).toBe(true)
   })
 
   test('an unfixed finding left out on a push that did not touch its code keeps its thread open, never "fixed"', async () => {
@@ -709,9 +764,10 @@ describe("publishing", () => {
   test("break glass and partial coverage are stated in the summary", async () => {
     await start()
     fake.addHumanNote("break glass", { author: "carol" })
+    fake.setMember("carol", 30)
     const gitlab = provider()
     await gitlab.readChange()
-    gitlab.breakGlass("break glass")
+    await gitlab.breakGlass(glass)
     await gitlab.publish(
       record([], {
         breakGlass: true,
@@ -719,6 +775,7 @@ describe("publishing", () => {
           reviewedFiles: 2,
           filtered: [],
           failedReviewers: [{ name: "performance", error: "timeout" }],
+          unreviewed: [],
           complete: true,
           unjudgedFindings: 0,
         },

@@ -1,8 +1,14 @@
 import {
+  type AccessLevel,
+  type AccessOf,
+  type BreakGlassOutcome,
   botHandle,
   type Change,
   ChangeReadError,
-  findPhrase,
+  type Config,
+  decideBreakGlass,
+  gitlabAccess,
+  hasPhrase,
   type Logger,
   type MergeRequestComment,
   type PreviousFinding,
@@ -25,14 +31,7 @@ import { createGitlabClient, type GitlabClient } from "./gitlab-client"
 import { markerIn, markers, stripMarkers } from "./markers"
 import type { DiffRefs } from "./position"
 import { readPreviousFindings } from "./previous-threads"
-import {
-  type AskedNote,
-  type BreakGlass,
-  type PublishResult,
-  publishFailure,
-  publishReview,
-  type ReadState,
-} from "./publisher"
+import { type AskedNote, type PublishResult, publishFailure, publishReview, type ReadState } from "./publisher"
 
 export type { BreakGlass } from "./publisher"
 
@@ -77,10 +76,11 @@ export interface GitlabProvider extends VcsProvider {
   /** Files GitLab sent no content for; empty before readChange. */
   readonly unreviewed: readonly UnreviewedFile[]
   /**
-   * The first human (not the bot) note that contains `phrase`, case- and spacing-insensitive; null
-   * when none. Call after readChange. The publisher states it in the summary.
+   * The human (not the bot) notes that contain the phrase (case- and spacing-insensitive), decided
+   * by each author's role in the project (GitLab's members API): the first from someone with at
+   * least `minAccess` (Developer by default) breaks the glass. Call after readChange.
    */
-  breakGlass(phrase: string): BreakGlass | null
+  breakGlass(glass: Config["breakGlass"]): Promise<BreakGlassOutcome>
   /** Posts the summary note and threads, resolves fixed threads, takes the approval action. Writes no files. */
   publish(record: ReviewRecord, options?: PublishOptions): Promise<PublishResult>
 }
@@ -127,6 +127,16 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
       throw error
     })
     return botUser
+  }
+  // A person's role in the project, asked once per run (GET /projects/:id/members/all/:user_id).
+  const roles = new Map<number, Promise<AccessLevel>>()
+  const accessOf: AccessOf = (person) => {
+    if (person.id === undefined) return Promise.resolve("none")
+    const known = roles.get(person.id)
+    if (known) return known
+    const asked = authed(client.memberAccess(person.id)).then(gitlabAccess)
+    roles.set(person.id, asked)
+    return asked
   }
   let mergeRequest: Promise<ApiMergeRequest> | null = null
   const readMergeRequest = () => {
@@ -206,6 +216,7 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
           bot,
           headSha: refs.headSha,
           files: state.files,
+          accessOf,
           readFileAt: async (sha, path) =>
             (options.readLocalFile ? await options.readLocalFile(sha, path).catch(() => null) : null) ??
             client.rawFile(path, sha),
@@ -260,11 +271,14 @@ export function createGitlabProvider(options: GitlabProviderOptions): GitlabProv
       }
       return { run: true, request: asked.request }
     },
-    breakGlass(phrase) {
+    async breakGlass(glass) {
       if (!state) throw new Error("breakGlass called before readChange")
-      const note = findPhrase(state.humanNotes, (candidate) => candidate.body, phrase)
-      state.breakGlass = note ? { by: note.author.username, at: note.created_at ?? null } : null
-      return state.breakGlass
+      const requests = state.humanNotes
+        .filter((note) => hasPhrase(note.body, glass.phrase))
+        .map((note) => ({ by: { name: note.author.username, id: note.author.id }, at: note.created_at ?? null }))
+      const outcome = await decideBreakGlass(requests, glass.minAccess, accessOf)
+      state.breakGlass = outcome.honoured
+      return outcome
     },
     async publish(record) {
       if (!state) await provider.readChange()

@@ -1,4 +1,5 @@
 import {
+  type AccessOf,
   type BotThread,
   type DiffFile,
   decodedMarker,
@@ -19,6 +20,8 @@ export interface PreviousThreadsInput {
   /** The change's files at that head (renames map an anchor's path to its new name). */
   files: readonly DiffFile[]
   readFileAt: ReadFileAt
+  /** Whether a reply's author may dismiss a finding is asked of GitLab's members API through this. */
+  accessOf?: AccessOf
 }
 
 /**
@@ -41,7 +44,12 @@ export async function readPreviousFindings(input: PreviousThreadsInput): Promise
       anchor: anchorOf(first),
       notes: discussion.notes
         .filter((note) => !note.system)
-        .map((note) => ({ author: note.author.username, body: note.body, bot: note.author.id === input.bot.id })),
+        .map((note) => ({
+          author: note.author.username,
+          authorId: note.author.id,
+          body: note.body,
+          bot: note.author.id === input.bot.id,
+        })),
     }
   })
   return tracePreviousFindings(threads, input)

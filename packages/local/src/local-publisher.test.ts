@@ -134,7 +134,7 @@ describe("publishLocal", () => {
     expect(printed).not.toMatch(/\u001b\[/)
   })
 
-  test("a partial review with no findings is flagged before the summary and never reads as clean", async () => {
+  test("a review with a failed reviewer and no findings is incomplete: flagged before the summary, never clean", async () => {
     const { markdown } = await publish({
       ...base,
       review: { summary: "Looks good to me.", findings: [], answer: null },
@@ -143,8 +143,9 @@ describe("publishLocal", () => {
         { name: "performance", status: "failed", error: "timeout after 5 min", findings: [] },
       ],
     })
+    expect(markdown).toMatch(/^# Code review: incomplete, not approved: performance did not finish\n/)
     const warning = markdown.indexOf(
-      "> **Partial review.** 1 reviewer failed (performance: timeout after 5 min); what they cover was not reviewed.",
+      "> **Incomplete review.** performance (timeout after 5 min) did not finish; what it covers was not reviewed, so the change is not approved and the review exits 1.",
     )
     expect(warning).toBeGreaterThan(0)
     expect(warning).toBeLessThan(markdown.indexOf("## Summary"))
@@ -158,7 +159,48 @@ describe("publishLocal", () => {
     expect(markdown).not.toContain("Every scheduled reviewer finished")
     // the only "looks good" is the coordinator's own words, quoted in the summary
     expect(markdown.match(/looks good/gi)).toEqual(["Looks good"])
-    expect(printed).toContain("Partial review. 1 reviewer failed (performance: timeout after 5 min)")
+    expect(printed).toContain("Decision: minor_issues (review incomplete)")
+    expect(printed).toContain("Incomplete review. performance (timeout after 5 min) did not finish")
+  })
+
+  test("a binary file is listed as not reviewed, and a disputed critical and an ignored break glass are said", async () => {
+    const { markdown } = await publish({
+      ...base,
+      plan: { ...plan, files: [...plan.files, { path: "assets/logo.png", noise: null, binary: true }] },
+      review: {
+        ...base.review,
+        findings: [
+          {
+            severity: "warning",
+            file: "src/db.ts",
+            line: 12,
+            category: "security",
+            title: "SQL built from request input",
+            body: "Use a parameterised query.",
+            verification: {
+              status: "not_confirmed",
+              by: "m/verifier",
+              reason: "the id is parsed as a number first",
+              evidence: [],
+              originalSeverity: "critical",
+            },
+          },
+        ],
+      },
+      breakGlassRequests: {
+        honoured: null,
+        ignored: [{ by: "mallory", at: null, reason: "read access; breaking the glass needs write access or above" }],
+      },
+    })
+    expect(markdown).toContain(
+      "- **Not reviewed** (1):\n  - `assets/logo.png` — binary file: there is no text diff to review",
+    )
+    expect(markdown).toContain(
+      "> **Disputed blocker:** the verifier disputed the critical `src/db.ts:12` SQL built from request input (the id is parsed as a number first)",
+    )
+    expect(markdown).toContain(
+      "> **Break glass ignored:** mallory asked for it, but read access; breaking the glass needs write access or above.",
+    )
   })
 
   test("records break glass, suspected injection and resolved findings", async () => {

@@ -6,9 +6,11 @@ import {
   findingLocation,
   formatDuration,
   formatNumber,
+  incompleteHeadline,
   inlineCode,
   oneLine,
   plural,
+  recordWarnings,
   reviewIncomplete,
   reviewUsageTotal,
   severityOrder,
@@ -39,7 +41,7 @@ export async function publishLocal(record: ReviewRecord, options: LocalPublishOp
 /** The review as a markdown report: decision, coverage warnings, summary, findings by severity, coverage, cost. */
 export function renderMarkdown(record: ReviewRecord): string {
   const lines: string[] = [
-    `# Code review: ${reviewIncomplete(record) ? "incomplete, not approved" : decisionLabels[record.decision]}`,
+    `# Code review: ${reviewIncomplete(record) ? incompleteHeadline(record) : decisionLabels[record.decision]}`,
     "",
   ]
   lines.push(
@@ -81,6 +83,10 @@ export function renderMarkdown(record: ReviewRecord): string {
   }
 
   lines.push("## Coverage", "", `- Files reviewed: ${record.coverage.reviewedFiles}`)
+  if (record.coverage.unreviewed.length > 0) {
+    lines.push(`- **Not reviewed** (${record.coverage.unreviewed.length}):`)
+    for (const file of record.coverage.unreviewed) lines.push(`  - ${inlineCode(file.path)} — ${oneLine(file.reason)}`)
+  }
   if (record.coverage.filtered.length > 0) {
     lines.push(`- Filtered, not reviewed (${record.coverage.filtered.length}):`)
     for (const file of record.coverage.filtered) lines.push(`  - ${inlineCode(file.path)} — ${file.reason}`)
@@ -143,19 +149,7 @@ const decisionLabels: Record<Decision, string> = {
 // What a reader must see before the summary: the model's summary might sound reassuring, and a
 // partial review must never read as a clean one.
 function warnings(record: ReviewRecord): { title: string; text: string }[] {
-  const result: { title: string; text: string }[] = []
-  const failed = record.coverage.failedReviewers
-  if (reviewIncomplete(record)) {
-    result.push({
-      title: "Incomplete review.",
-      text: `${failed.map((reviewer) => `${reviewer.name} (${oneLine(reviewer.error)})`).join(", ")} did not finish; what ${failed.length === 1 ? "it covers" : "they cover"} was not reviewed, so the change is not approved.`,
-    })
-  } else if (failed.length > 0) {
-    result.push({
-      title: "Partial review.",
-      text: `${failed.length} reviewer${failed.length === 1 ? "" : "s"} failed (${failed.map((reviewer) => `${reviewer.name}: ${oneLine(reviewer.error)}`).join("; ")}); what they cover was not reviewed.`,
-    })
-  }
+  const result = recordWarnings(record, { failure: "the review exits 1" })
   if (record.coverage.filtered.length > 0) {
     const count = record.coverage.filtered.length
     result.push({
@@ -175,6 +169,8 @@ function warnings(record: ReviewRecord): { title: string; text: string }[] {
 }
 
 function noFindings(record: ReviewRecord): string {
+  if (record.coverage.failedReviewers.length === 0 && record.coverage.unreviewed.length > 0)
+    return "No findings in what was reviewed. Some changed files could not be read (see Coverage), so this is not a clean result."
   if (record.coverage.failedReviewers.length > 0) {
     return "No findings from the reviewers that finished. The failed reviewers' areas were not reviewed, so this is not a clean result."
   }

@@ -189,6 +189,7 @@ const record: ReviewRecord = {
     reviewedFiles: 3,
     filtered: [],
     failedReviewers: [{ name: "performance", error: "provider overloaded" }],
+    unreviewed: [],
     complete: true,
     unjudgedFindings: 0,
   },
@@ -198,6 +199,7 @@ const record: ReviewRecord = {
   summary: "",
   answer: null,
   notes: [],
+  breakGlassIgnored: [],
 }
 
 describe("createTracing", () => {

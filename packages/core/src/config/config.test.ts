@@ -9,7 +9,7 @@ describe("parseConfig", () => {
     expect(config.models).toEqual(defaults.models)
     expect(config.tiers).toEqual({ trivial: { lines: 10, files: 20 }, lite: { lines: 100, files: 20 }, fullFiles: 50 })
     expect(config.failOn).toBe("significant_concerns")
-    expect(config.breakGlass).toBe("break glass")
+    expect(config.breakGlass).toEqual({ phrase: "break glass", minAccess: "write" })
     expect(config.securityPaths).toContain("**/auth/**")
   })
 
@@ -157,6 +157,15 @@ describe("configJsonSchema", () => {
     )
     for (const key of keys) expect(schema.properties[key]!.description, key).toBeTruthy()
   })
+})
+
+test("breakGlass takes the phrase alone, as before, or an object with the least access whose request counts", () => {
+  expect(parseConfig({ breakGlass: "sos" }).config.breakGlass).toEqual({ phrase: "sos", minAccess: "write" })
+  expect(parseConfig({ breakGlass: { minAccess: "maintain" } }).config.breakGlass).toEqual({
+    phrase: "break glass",
+    minAccess: "maintain",
+  })
+  expect(() => parseConfig({ breakGlass: { minAccess: "read" } })).toThrow(/breakGlass/)
 })
 
 describe("the committed schema file", () => {

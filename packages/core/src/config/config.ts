@@ -1,4 +1,5 @@
 import * as z from "zod"
+import { BreakGlassAccess } from "../model/access"
 import { ConfigInvalidError } from "../model/errors"
 import { Decision, knownCategories } from "../model/finding"
 import { modelIdSchema } from "../model/model-id"
@@ -252,10 +253,23 @@ export const ConfigInput = z
       .optional()
       .describe("Spend cap per review: above the estimate the review runs a cheaper agent set and says so."),
     breakGlass: z
-      .string()
-      .min(1)
+      .union([
+        z.string().min(1),
+        z.object({
+          phrase: z
+            .string()
+            .min(1)
+            .optional()
+            .describe('Phrase a person comments on the MR to force approval (default "break glass").'),
+          minAccess: BreakGlassAccess.optional().describe(
+            'Least access whose request counts: "write" (GitHub write, GitLab Developer; the default), "maintain" (Maintainer), "admin" (Owner), or "anyone" (no check).',
+          ),
+        }),
+      ])
       .optional()
-      .describe('Phrase a human comments on the MR to force approval (default "break glass").'),
+      .describe(
+        'Break glass: a person with write access (GitLab: Developer or above) comments this phrase on the MR to force approval. A string is the phrase (default "break glass"); an object sets `phrase` and `minAccess`.',
+      ),
     failOn: Decision.optional().describe("Decision at or above which the job exits 2 (default significant_concerns)."),
     verify: VerifyLevel.optional().describe(
       'Findings a verifier must confirm, with the lines it read, before they count: "critical" (default), "warning" (criticals and warnings) or "off". Unconfirmed ones are lowered one severity, with a note.',
@@ -327,7 +341,7 @@ export const defaults = {
     // 64 KiB: about 16k tokens, a twelfth of a 200k window; a description past it is cut and the review says so.
     descriptionBytes: 65_536,
   },
-  breakGlass: "break glass",
+  breakGlass: { phrase: "break glass", minAccess: "write" as BreakGlassAccess },
   failOn: "significant_concerns" as Decision,
   verify: "critical" as VerifyLevel,
   // Findings one review sends to the verifier at most; the rest are counted as they are, and the review says so.
@@ -357,7 +371,7 @@ export interface Config {
     { input: number; output: number; cacheRead?: number | undefined; cacheWrite?: number | undefined }
   >
   maxCostUsd: number | null
-  breakGlass: string
+  breakGlass: { phrase: string; minAccess: BreakGlassAccess }
   failOn: Decision
   verify: VerifyLevel
 }
@@ -455,7 +469,10 @@ export function resolveConfig(input: ConfigInput): Config {
     tracing: { endpoint: input.tracing?.endpoint ?? null, opencode: input.tracing?.opencode ?? false },
     prices: input.prices ?? {},
     maxCostUsd: input.maxCostUsd ?? null,
-    breakGlass: input.breakGlass ?? defaults.breakGlass,
+    breakGlass:
+      typeof input.breakGlass === "string"
+        ? { ...defaults.breakGlass, phrase: input.breakGlass }
+        : { ...defaults.breakGlass, ...input.breakGlass },
     failOn: input.failOn ?? defaults.failOn,
     verify: input.verify ?? defaults.verify,
   }

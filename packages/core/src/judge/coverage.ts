@@ -15,30 +15,31 @@ export interface MissingReviewer {
   error: string
 }
 
-/** Whether enough of the planned review ran to let the findings speak for the change. */
+/** Whether the whole planned review ran, so that its findings may speak for the change. */
 export interface CoverageVerdict {
-  /** False when a security-relevant or a majority part of the planned review did not run. */
+  /** False when any planned reviewer did not finish, or more changed files went unread than were read. */
   complete: boolean
   /** Why the review is incomplete, one line each; empty when complete. */
   reasons: string[]
 }
 
-/** Changed files the reviewers could read, and those the provider could not give them (null: unknown). */
+/** Changed files the reviewers could read, and those they could not (null: unknown). */
 export interface FileCoverage {
   read: number
   unread: number | null
 }
 
 /**
- * Reviewers whose absence alone makes a review incomplete: without them nobody read the change
- * for what can be exploited, whatever else ran.
+ * Reviewers whose absence is named first: without them nobody read the change for what can be
+ * exploited, whatever else ran.
  */
 export const essentialReviewers: readonly string[] = ["security"]
 
 /**
- * Judges the coverage of a review: incomplete when an essential reviewer that was planned did not
- * finish, or when more than half of the planned reviewers did not. A review without planned
- * reviewers (nothing to read) is complete.
+ * Judges the coverage of a review: complete only when every planned reviewer finished (one that
+ * failed after its failback chain, timed out, never ran or was skipped by the spend cap did not)
+ * and no more changed files went unread than were read. A review without planned reviewers
+ * (nothing to read) is complete as far as reviewers go.
  */
 export function assessCoverage(
   planned: readonly string[],
@@ -55,15 +56,11 @@ export function assessCoverage(
   if (planned.length === 0 || missing.length === 0) return { complete: reasons.length === 0, reasons }
   const essential = missing.filter((reviewer) => essentialReviewers.includes(reviewer.name))
   if (essential.length > 0)
-    reasons.push(
-      `the ${essential.map((reviewer) => reviewer.name).join(" and ")} review did not run (${essential.map(describe).join("; ")})`,
-    )
-  if (missing.length * 2 > planned.length) {
-    reasons.push(
-      `${missing.length} of ${planned.length} planned reviewers did not finish (${missing.map(describe).join("; ")})`,
-    )
-  }
-  return { complete: reasons.length === 0, reasons }
+    reasons.push(`the ${essential.map((reviewer) => reviewer.name).join(" and ")} review did not run`)
+  reasons.push(
+    `${missing.length} of ${planned.length} planned reviewers did not finish (${missing.map(describe).join("; ")})`,
+  )
+  return { complete: false, reasons }
 }
 
 /**

@@ -21,8 +21,29 @@ export interface DecisionContext {
   injectionSuspected: boolean
   /** Where the attempts were, for the reason ("the description", "src/a.ts:12"); see {@link injectionLocations}. */
   injectionAt?: readonly string[]
-  /** A human commented the break-glass phrase: approve whatever the review found. */
+  /** A person with the access for it commented the break-glass phrase: approve whatever the review found. */
   breakGlass: boolean
+  /**
+   * Findings the coordinator called critical that the verifier disputed with a reason (now one
+   * severity lower, `verification.reason` saying why): the change is never approved over them.
+   */
+  disputed?: readonly Finding[]
+  /** Earlier critical findings a person with write access dismissed: their decision, named in the reasons. */
+  dismissedCriticals?: readonly EarlierFinding[]
+  /**
+   * Earlier critical findings not reported again that nothing shows were fixed (their code did not
+   * change, or could not be compared) and nobody with the access dismissed: a model that did not find
+   * them again is no proof they are gone, so the change is not approved over them.
+   */
+  openCriticals?: readonly EarlierFinding[]
+}
+
+/** An earlier finding as a reason names it, with what became of it. */
+export interface EarlierFinding {
+  title: string
+  file: string | null
+  line: number | null
+  reason: string
 }
 
 /** The verdict and the human-readable reasons for it, most important first. */
@@ -33,27 +54,39 @@ export interface DecisionResult {
 
 /**
  * Computes the decision from the final findings, never from the model's words. Break glass approves
- * regardless (a human's decision, so it also overrides the injection rule; the reasons say both);
- * otherwise a suspected injection turns an approval into `minor_issues`.
+ * regardless (a person's decision, so it also overrides the rules below; the reasons say what it
+ * overrode); otherwise a suspected injection or a critical the verifier disputed turns an approval
+ * into `minor_issues`. Criticals a person dismissed are named in the reasons either way.
  */
 export function decide(findings: readonly Finding[], context: DecisionContext): DecisionResult {
   const rubric = applyRubric(findings)
-  const injection = injectionReason(context.injectionAt ?? [])
+  const holds: string[] = []
+  if (context.injectionSuspected) holds.push(injectionReason(context.injectionAt ?? []))
+  const disputed = context.disputed ?? []
+  if (disputed.length > 0) holds.push(disputedReason(disputed))
+  const open = context.openCriticals ?? []
+  if (open.length > 0)
+    holds.push(
+      `${open.length === 1 ? "an earlier critical finding is" : `${open.length} earlier critical findings are`} still open: ${open.map((entry) => `${entry.title}${earlierPlace(entry)}, ${entry.reason}`).join("; ")}`,
+    )
+  const dismissed = (context.dismissedCriticals ?? []).map(
+    (entry) =>
+      `a critical finding was dismissed by a person, not fixed: ${entry.title}${earlierPlace(entry)}, ${entry.reason}`,
+  )
   if (context.breakGlass) {
     const reasons = ["break glass: a human asked to approve this change whatever the review found"]
     if (rubric.decision !== "approved")
       reasons.push(`without break glass the decision would be ${rubric.decision}: ${rubric.reasons.join("; ")}`)
-    if (context.injectionSuspected) reasons.push(`${injection}; approved only because of break glass`)
-    return { decision: "approved", reasons }
+    for (const hold of holds) reasons.push(`${hold}; approved only because of break glass`)
+    return { decision: "approved", reasons: [...reasons, ...dismissed] }
   }
-  if (context.injectionSuspected && decisionRank(rubric.decision) < decisionRank("minor_issues")) {
+  if (holds.length > 0 && decisionRank(rubric.decision) < decisionRank("minor_issues")) {
     return {
       decision: "minor_issues",
-      reasons: [`${injection}: it is never approved automatically`, ...rubric.reasons],
+      reasons: [...holds.map((hold) => `${hold}: it is never approved automatically`), ...rubric.reasons, ...dismissed],
     }
   }
-  if (context.injectionSuspected) return { decision: rubric.decision, reasons: [...rubric.reasons, injection] }
-  return rubric
+  return { decision: rubric.decision, reasons: [...rubric.reasons, ...holds, ...dismissed] }
 }
 
 /**
@@ -110,6 +143,23 @@ export function mergeDuplicates(findings: readonly Finding[]): Finding[] {
     }
   }
   return merged
+}
+
+// " (src/db.ts:12)", or nothing for an entry without a place.
+function earlierPlace(entry: EarlierFinding): string {
+  if (entry.file === null) return ""
+  return ` (${entry.file}${entry.line === null ? "" : `:${entry.line}`})`
+}
+
+// "a critical finding disputed by the verifier: SQL built from input (src/db.ts:2): the name is escaped upstream"
+function disputedReason(findings: readonly Finding[]): string {
+  const described = findings.slice(0, 3).map((finding) => {
+    const where = `${finding.file}${finding.line === null ? "" : `:${finding.line}`}`
+    return `${finding.title} (${where}): ${finding.verification?.reason ?? "disputed"}`
+  })
+  const more = findings.length > 3 ? `; and ${findings.length - 3} more` : ""
+  const count = findings.length === 1 ? "a critical finding" : `${findings.length} critical findings`
+  return `${count} disputed by the verifier: ${described.join("; ")}${more}`
 }
 
 // "a suspected prompt-injection attempt in the description and in src/a.ts:12"; the places are

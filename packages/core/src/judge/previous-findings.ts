@@ -25,8 +25,13 @@ export interface PreviousFinding {
    * now and whether the code at it changed. Null or absent when that could not be compared.
    */
   trace?: { file: string | null; line: number | null; changed: boolean } | null
-  /** The last human reply in the thread after the bot's last word, classified. */
-  reply?: { by: string; kind: "acknowledged" | "argued" } | null
+  /**
+   * The last human reply in the thread after the bot's last word, classified: `acknowledged` (it
+   * accepts the finding as it is; `words` are what said so, e.g. "won't fix") or `argued`; `trusted`
+   * when the platform says its author has write access (GitLab: Developer) or above. Only a trusted
+   * reply closes a thread.
+   */
+  reply?: { by: string; kind: "acknowledged" | "argued"; trusted: boolean; words?: string } | null
 }
 
 /** An earlier thread this review closes without calling it fixed, or leaves open, and why. */
@@ -47,6 +52,8 @@ export interface CarryOver {
   dismissed: PreviousOutcome[]
   /** Not reported again, but nothing shows they were fixed: their threads stay open. */
   stillOpen: PreviousOutcome[]
+  /** The coordinator's thread claims that were ignored because the thread is elsewhere, one line each. */
+  ignoredClaims: string[]
 }
 
 /** What decides the outcome of an unreported thread besides the threads themselves. */
@@ -57,10 +64,13 @@ export interface CarryOverOptions {
 
 /**
  * Matches this review's findings to the previous review's threads by what stays stable across a
- * push and a rewording: first the coordinator's own `thread` claim, then the same fingerprint, then
- * the same file and title, then the same place (the thread's line traced to the reviewed head, within
- * `fixWindowLines`) with the same meaning (category, or most of the title's words). An earlier thread
- * nobody re-reported counts as fixed only when the code at its line changed and the review was whole.
+ * push and a rewording: first the coordinator's own `thread` claim (only for a finding at the
+ * thread's traced place: a claim cannot carry a finding elsewhere into a dismissed thread), then the
+ * same fingerprint, then the same file and title, then the same place (the thread's line traced to
+ * the reviewed head, within `fixWindowLines`) with the same meaning (category, or most of the
+ * title's words). A re-reported finding leaves the review only when a person with write access
+ * accepted its thread as it is and it did not get worse. An earlier thread nobody re-reported counts
+ * as fixed only when the code at its line changed and the review was whole.
  */
 export function carryOver(
   findings: readonly Finding[],
@@ -76,8 +86,21 @@ export function carryOver(
     taken.add(match.id)
   }
   const open = (entry: PreviousFinding) => !taken.has(entry.id)
+  const ignoredClaims: string[] = []
+  const claimed = (finding: Finding) => {
+    const entry = previous.find(
+      (candidate) => open(candidate) && finding.thread !== undefined && candidate.id === finding.thread,
+    )
+    if (!entry || samePlace(entry, finding)) return entry
+    const there =
+      fileOf(entry) === null ? "elsewhere" : `at ${fileOf(entry)}${lineOf(entry) === null ? "" : `:${lineOf(entry)}`}`
+    ignoredClaims.push(
+      `the coordinator tied "${finding.title}" (${finding.file}${finding.line === null ? "" : `:${finding.line}`}) to the earlier thread "${entry.title}", which is ${there}; the claim was ignored`,
+    )
+    return undefined
+  }
   const passes: ((finding: Finding, index: number) => PreviousFinding | undefined)[] = [
-    (finding) => previous.find((entry) => open(entry) && finding.thread !== undefined && entry.id === finding.thread),
+    claimed,
     (_finding, index) =>
       previous.find((entry) => open(entry) && entry.fingerprint != null && entry.fingerprint === fingerprints[index]),
     (finding) =>
@@ -99,34 +122,51 @@ export function carryOver(
   const dismissed: PreviousOutcome[] = []
   for (const [index, id] of continues.entries()) {
     const entry = previous.find((candidate) => candidate.id === id)
-    if (entry?.reply?.kind !== "acknowledged" || entry.resolved) continue
+    if (entry?.reply?.kind !== "acknowledged" || !entry.reply.trusted || entry.resolved) continue
     if (entry.severity && compareSeverity(findings[index]!.severity, entry.severity) < 0) continue
     dropped.push(index)
-    dismissed.push({ previous: entry, reason: `accepted as it is by ${entry.reply.by}` })
+    dismissed.push({
+      previous: { ...entry, severity: entry.severity ?? findings[index]!.severity },
+      reason: accepted(entry.reply),
+    })
   }
 
   const fixed: PreviousFinding[] = []
   const stillOpen: PreviousOutcome[] = []
   for (const entry of previous) {
     if (taken.has(entry.id) || entry.resolved) continue
-    if (entry.reply?.kind === "acknowledged")
-      dismissed.push({ previous: entry, reason: `accepted as it is by ${entry.reply.by}` })
-    else if (entry.reply?.kind === "argued")
-      dismissed.push({ previous: entry, reason: `not reported again after ${entry.reply.by}'s reply` })
+    const reply = entry.reply?.trusted ? entry.reply : null
+    // A reply from someone who cannot dismiss findings closes nothing; the thread is judged as if unanswered.
+    const untrusted =
+      entry.reply && !entry.reply.trusted
+        ? `; ${entry.reply.by}'s reply does not close it (they cannot dismiss findings)`
+        : ""
+    if (reply?.kind === "acknowledged") dismissed.push({ previous: entry, reason: accepted(reply) })
+    else if (reply?.kind === "argued")
+      dismissed.push({ previous: entry, reason: `not reported again after ${reply.by}'s reply` })
     else if (options.partial)
       stillOpen.push({
         previous: entry,
-        reason: "not reported again, but the review was partial, so that does not mean it was fixed",
+        reason: `not reported again, but the review was partial, so that does not mean it was fixed${untrusted}`,
       })
     else if (!entry.trace)
       stillOpen.push({
         previous: entry,
-        reason: "not reported again, but its code could not be compared with the reviewed head",
+        reason: `not reported again, but its code could not be compared with the reviewed head${untrusted}`,
       })
     else if (entry.trace.changed) fixed.push(entry)
-    else stillOpen.push({ previous: entry, reason: "not reported again, but the code at its lines did not change" })
+    else
+      stillOpen.push({
+        previous: entry,
+        reason: `not reported again, but the code at its lines did not change${untrusted}`,
+      })
   }
-  return { continues, dropped, fixed, dismissed, stillOpen }
+  return { continues, dropped, fixed, dismissed, stillOpen, ignoredClaims }
+}
+
+// "dismissed by erin: won't fix"
+function accepted(reply: NonNullable<PreviousFinding["reply"]>): string {
+  return `dismissed by ${reply.by}${reply.words ? `: ${reply.words}` : ""}`
 }
 
 function fileOf(entry: PreviousFinding): string | null {

@@ -52,6 +52,14 @@ const plan: PlanFacts = {
   injection: [],
 }
 
+// Every planned reviewer of `plan`, finished without findings.
+const finishedReviewers = ["security", "performance", "documentation", "code-quality"].map((name) => ({
+  name,
+  status: "done",
+  error: null,
+  findings: [],
+}))
+
 function input(overrides: Partial<ReviewRecordInput> = {}): ReviewRecordInput {
   return {
     review: { summary: "One injection, one slow loop.", findings: [sql, loop, docs], answer: null },
@@ -97,7 +105,8 @@ describe("buildReviewRecord", () => {
         reviewedFiles: 3,
         filtered: [{ path: "bun.lock", reason: "lockfile" }],
         failedReviewers: [{ name: "performance", error: "timeout" }],
-        complete: true,
+        unreviewed: [],
+        complete: false,
         unjudgedFindings: 0,
       },
       usage: { costUsd: 0.75 },
@@ -172,6 +181,7 @@ describe("buildReviewRecord", () => {
           findings: [docs, { ...docs, severity: "warning", body: "Longer body." }],
           answer: null,
         },
+        reviewers: finishedReviewers,
       }),
     )
     expect(record.findings).toHaveLength(1)
@@ -199,7 +209,7 @@ describe("buildReviewRecord", () => {
     expect(record.coverage.complete).toBe(false)
     expect(record.decision).toBe("minor_issues")
     expect(record.reasons[0]).toMatch(
-      /^the review is incomplete: the security review did not run .*; 4 of 4 planned reviewers did not finish/,
+      /^the review is incomplete: the security review did not run; 4 of 4 planned reviewers did not finish/,
     )
   })
 
@@ -395,15 +405,212 @@ describe("buildReviewRecord", () => {
     expect(record.stillOpen.map((entry) => entry.id)).toEqual(["t1"])
   })
 
-  test("the coordinator's thread claim wins over every other match", () => {
+  test("the coordinator's thread claim wins over every other match at the thread's place", () => {
     const previous = [
       { id: "t1", title: "SQL built from request input", file: "src/db.ts", line: 12 },
-      { id: "t2", title: "Something else", file: "src/other.ts", line: 1 },
+      { id: "t2", title: "Something else", file: "src/db.ts", line: 13 },
     ]
     const record = buildReviewRecord(
       input({ previous, review: { summary: "s", findings: [{ ...sql, thread: "t2" }], answer: null } }),
     )
     expect(record.findings[0]!.thread).toBe("t2")
+  })
+
+  test("a thread claim for a thread elsewhere is ignored and said: a new critical cannot join a dismissed thread", () => {
+    const previous = [
+      {
+        id: "t9",
+        title: "Unused import",
+        file: "src/other.ts",
+        line: 1,
+        severity: "critical" as const,
+        trace: { file: "src/other.ts", line: 1, changed: false },
+        reply: { by: "erin", kind: "acknowledged" as const, trusted: true, words: "won't fix" },
+      },
+    ]
+    const record = buildReviewRecord(
+      input({ previous, review: { summary: "s", findings: [{ ...sql, thread: "t9" }], answer: null } }),
+    )
+    expect(record.findings.map((finding) => [finding.title, finding.thread])).toEqual([
+      ["SQL built from request input", null],
+    ])
+    expect(record.decision).toBe("significant_concerns")
+    expect(record.notes).toContain(
+      'the coordinator tied "SQL built from request input" (src/db.ts:12) to the earlier thread "Unused import", which is at src/other.ts:1; the claim was ignored',
+    )
+  })
+
+  test('a "won\'t fix" from someone without write access dismisses nothing: the critical stays and blocks', () => {
+    const previous = [
+      {
+        id: "t1",
+        title: "SQL built from request input",
+        file: "src/db.ts",
+        line: 12,
+        severity: "critical" as const,
+        reply: { by: "mallory", kind: "acknowledged" as const, trusted: false, words: "intended" },
+      },
+      {
+        id: "t2",
+        title: "Old idea",
+        file: "src/x.ts",
+        line: 1,
+        trace: { file: "src/x.ts", line: 1, changed: false },
+        reply: { by: "mallory", kind: "acknowledged" as const, trusted: false, words: "won't fix" },
+      },
+    ]
+    const record = buildReviewRecord(input({ previous, reviewers: finishedReviewers }))
+    expect(record.findings[0]).toMatchObject({ title: "SQL built from request input", thread: "t1" })
+    expect(record.decision).toBe("significant_concerns")
+    expect(record.dismissed).toEqual([])
+    expect(record.stillOpen).toEqual([
+      {
+        id: "t2",
+        title: "Old idea",
+        file: "src/x.ts",
+        line: 1,
+        reason:
+          "not reported again, but the code at its lines did not change; mallory's reply does not close it (they cannot dismiss findings)",
+      },
+    ])
+  })
+
+  test("a critical a person with write access dismissed is their decision, named in the reasons", () => {
+    const previous = [
+      {
+        id: "t1",
+        title: "SQL built from request input",
+        file: "src/db.ts",
+        line: 12,
+        severity: "critical" as const,
+        reply: { by: "erin", kind: "acknowledged" as const, trusted: true, words: "won't fix" },
+      },
+    ]
+    const record = buildReviewRecord(
+      input({ previous, review: { summary: "s", findings: [sql], answer: null }, reviewers: finishedReviewers }),
+    )
+    expect(record.findings).toEqual([])
+    expect(record.decision).toBe("approved")
+    expect(record.dismissed).toEqual([
+      {
+        id: "t1",
+        title: "SQL built from request input",
+        file: "src/db.ts",
+        line: 12,
+        reason: "dismissed by erin: won't fix",
+      },
+    ])
+    expect(record.reasons).toContain(
+      "a critical finding was dismissed by a person, not fixed: SQL built from request input (src/db.ts:12), dismissed by erin: won't fix",
+    )
+  })
+
+  test("an earlier critical nobody fixed or dismissed keeps the change from approval, even when no model found it again", () => {
+    const previous = [
+      {
+        id: "t1",
+        title: "SQL built from request input",
+        file: "src/db.ts",
+        line: 12,
+        severity: "critical" as const,
+        trace: { file: "src/db.ts", line: 12, changed: false },
+      },
+    ]
+    const clean = { summary: "Looks fine now.", findings: [], answer: null }
+    const record = buildReviewRecord(input({ previous, review: clean, reviewers: finishedReviewers }))
+    expect(record.stillOpen).toHaveLength(1)
+    expect(record.decision).toBe("minor_issues")
+    expect(record.reasons[0]).toBe(
+      "an earlier critical finding is still open: SQL built from request input (src/db.ts:12), not reported again, but the code at its lines did not change: it is never approved automatically",
+    )
+    // Fixed (its code changed) or dismissed by someone with the access: nothing holds the approval.
+    const fixed = [{ ...previous[0]!, trace: { file: "src/db.ts", line: 12, changed: true } }]
+    expect(buildReviewRecord(input({ previous: fixed, review: clean, reviewers: finishedReviewers })).decision).toBe(
+      "approved",
+    )
+  })
+
+  test("a critical the verifier disputed is never approved over; one it could not verify still blocks", () => {
+    const verification = (status: "not_confirmed" | "unverified", reason: string) => ({
+      status,
+      by: "m/verifier",
+      reason,
+      evidence: [],
+      originalSeverity: "critical" as const,
+    })
+    const disputed = buildReviewRecord(
+      input({
+        review: {
+          summary: "s",
+          findings: [
+            { ...sql, severity: "warning", verification: verification("not_confirmed", "the name is a number") },
+          ],
+          answer: null,
+        },
+      }),
+    )
+    expect(disputed.decision).toBe("minor_issues")
+    expect(disputed.reasons[0]).toBe(
+      "a critical finding disputed by the verifier: SQL built from request input (src/db.ts:12): the name is a number: it is never approved automatically",
+    )
+    expect(disputed.findings[0]!.verification).toMatchObject({ status: "not_confirmed", originalSeverity: "critical" })
+    const unverified = buildReviewRecord(
+      input({
+        review: {
+          summary: "s",
+          findings: [{ ...sql, verification: verification("unverified", "the verifier's answer was cut off") }],
+          answer: null,
+        },
+      }),
+    )
+    expect(unverified.decision).toBe("significant_concerns")
+    expect(unverified.findings[0]).toMatchObject({ severity: "critical", verification: { status: "unverified" } })
+  })
+
+  test("every planned reviewer must finish: one failed, or one the spend cap skipped, is no approval", () => {
+    const clean = { summary: "s", findings: [], answer: null }
+    const failed = buildReviewRecord(input({ review: clean }))
+    expect(failed.coverage).toMatchObject({
+      complete: false,
+      failedReviewers: [{ name: "performance", error: "timeout" }],
+    })
+    expect(failed.decision).toBe("minor_issues")
+    const skipped = buildReviewRecord(
+      input({
+        review: clean,
+        plan: { ...plan, skipped: [{ name: "release", reason: "skipped by the spend cap (maxCostUsd 0.5 USD)" }] },
+        reviewers: finishedReviewers,
+      }),
+    )
+    expect(skipped.coverage.failedReviewers).toEqual([
+      { name: "release", error: "skipped by the spend cap (maxCostUsd 0.5 USD)" },
+    ])
+    expect(skipped.decision).toBe("minor_issues")
+    expect(skipped.reasons[0]).toContain("1 of 5 planned reviewers did not finish (release: skipped by the spend cap")
+    expect(buildReviewRecord(input({ review: clean, reviewers: finishedReviewers })).decision).toBe("approved")
+  })
+
+  test("a binary file is not counted as reviewed: it is listed as not reviewed, with why", () => {
+    const record = buildReviewRecord(
+      input({
+        plan: { ...plan, files: [...plan.files, { path: "assets/logo.png", noise: null, binary: true }] },
+        reviewers: finishedReviewers,
+      }),
+    )
+    expect(record.coverage.reviewedFiles).toBe(3)
+    expect(record.coverage.unreviewed).toEqual([
+      { path: "assets/logo.png", reason: "binary file: there is no text diff to review" },
+    ])
+    expect(record.notes).toContain("not reviewed: assets/logo.png (binary file: there is no text diff to review)")
+    const only = buildReviewRecord(
+      input({
+        plan: { ...plan, files: [{ path: "assets/logo.png", noise: null, binary: true }] },
+        review: { summary: "s", findings: [], answer: null },
+        reviewers: finishedReviewers,
+      }),
+    )
+    expect(only.coverage).toMatchObject({ reviewedFiles: 0, complete: false })
+    expect(only.decision).toBe("minor_issues")
   })
 
   test("a thread a person accepted as it is is dismissed, not fixed, and its finding leaves the review unless it got worse", () => {
@@ -414,7 +621,7 @@ describe("buildReviewRecord", () => {
         file: "src/list.ts",
         line: 40,
         severity: "warning" as const,
-        reply: { by: "alice", kind: "acknowledged" as const },
+        reply: { by: "alice", kind: "acknowledged" as const, trusted: true, words: "won't fix" },
       },
       {
         id: "t2",
@@ -422,9 +629,15 @@ describe("buildReviewRecord", () => {
         file: "src/db.ts",
         line: 12,
         severity: "warning" as const,
-        reply: { by: "bob", kind: "acknowledged" as const },
+        reply: { by: "bob", kind: "acknowledged" as const, trusted: true, words: "acknowledged" },
       },
-      { id: "t3", title: "Old idea", file: "src/x.ts", line: 1, reply: { by: "carol", kind: "argued" as const } },
+      {
+        id: "t3",
+        title: "Old idea",
+        file: "src/x.ts",
+        line: 1,
+        reply: { by: "carol", kind: "argued" as const, trusted: true },
+      },
     ]
     const record = buildReviewRecord(input({ previous }))
     // The loop finding (warning, as acknowledged) is dropped; the SQL one got worse (critical now) and stays.
@@ -439,7 +652,7 @@ describe("buildReviewRecord", () => {
         title: "Quadratic loop over users",
         file: "src/list.ts",
         line: 40,
-        reason: "accepted as it is by alice",
+        reason: "dismissed by alice: won't fix",
       },
       { id: "t3", title: "Old idea", file: "src/x.ts", line: 1, reason: "not reported again after carol's reply" },
     ])
@@ -458,7 +671,11 @@ describe("buildReviewRecord", () => {
         },
       ],
     }
-    const clean = input({ plan: suspicious, review: { summary: "s", findings: [], answer: null } })
+    const clean = input({
+      plan: suspicious,
+      review: { summary: "s", findings: [], answer: null },
+      reviewers: finishedReviewers,
+    })
     expect(buildReviewRecord(clean)).toMatchObject({ injectionSuspected: true, decision: "minor_issues" })
     expect(buildReviewRecord({ ...clean, injectionSuspected: false })).toMatchObject({
       injectionSuspected: false,

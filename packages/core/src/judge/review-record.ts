@@ -1,5 +1,5 @@
 import * as z from "zod"
-import { type CodeFinding, Decision, Finding, normalizeCategory } from "../model/finding"
+import { type CodeFinding, Decision, Finding, normalizeCategory, Verification } from "../model/finding"
 import { comparableText } from "../model/text"
 import { ReviewUsage, reviewUsage, reviewUsageTotal, type UsageEntry } from "../model/usage"
 import { Tier } from "../plan/risk"
@@ -8,7 +8,6 @@ import { PlanFile, PlanFileAgent, PlanFileEntry, type ProtocolRead, parsePlanFil
 import { assessCoverage, capForCoverage, type UnreadFile } from "./coverage"
 import { decide, injectionLocations, mergeDuplicates } from "./decision"
 import { carryOver, type PreviousFinding } from "./previous-findings"
-import { Verification } from "./verify"
 
 /** Whether a finding is new in this review or was already raised by the previous one. */
 export const FindingStatus = z.enum(["new", "persisting"])
@@ -55,9 +54,12 @@ export type PreviousFindingOutcome = z.infer<typeof PreviousFindingOutcome>
  * coordinator never saw because they did not fit its tool output (`unjudgedFindings`).
  */
 export const ReviewCoverage = z.object({
+  /** Changed files a reviewer could read: not noise, not binary, and delivered by the provider. */
   reviewedFiles: z.number().int().nonnegative(),
   filtered: z.array(z.object({ path: z.string(), reason: z.string() })),
   failedReviewers: z.array(z.object({ name: z.string(), error: z.string() })),
+  /** Changed files nobody could read (binary, or not delivered by the provider), with why. */
+  unreviewed: z.array(z.object({ path: z.string(), reason: z.string() })).default([]),
   complete: z.boolean(),
   unjudgedFindings: z.number().int().nonnegative(),
 })
@@ -87,6 +89,8 @@ export const ReviewRecord = z.object({
   summary: z.string(),
   answer: z.string().nullable(),
   notes: z.array(z.string()),
+  /** Break-glass requests that did not count (their authors lack the access for it), with why. */
+  breakGlassIgnored: z.array(z.object({ by: z.string(), at: z.string().nullable(), reason: z.string() })).default([]),
 })
 export type ReviewRecord = z.infer<typeof ReviewRecord>
 
@@ -96,8 +100,12 @@ export type ReviewRecord = z.infer<typeof ReviewRecord>
  */
 export const PlanFacts = z.object({
   tier: PlanFile.shape.tier,
-  files: z.array(PlanFileEntry.pick({ path: true, noise: true })),
+  files: z.array(
+    PlanFileEntry.pick({ path: true, noise: true }).extend({ binary: PlanFileEntry.shape.binary.optional() }),
+  ),
   agents: z.array(PlanFileAgent.pick({ name: true, role: true })),
+  /** Reviewers the tier called for that the spend cap left out: they count as not finished. */
+  skipped: PlanFile.shape.skipped.optional(),
   injection: PlanFile.shape.injection.optional(),
   /** Findings plugins established by code during planning. */
   findings: PlanFile.shape.findings.optional(),
@@ -123,7 +131,13 @@ export interface ReviewRecordInput {
   reviewers: readonly ReviewerReport[]
   usage?: { byAgent?: Record<string, UsageEntry>; byModel?: Record<string, UsageEntry>; costUsd?: number }
   durationMs: number
+  /** A person with the access for it broke the glass (see `breakGlassRequests` for who). */
   breakGlass: boolean
+  /** Who broke the glass and whose requests did not count (review/access.ts `decideBreakGlass`). */
+  breakGlassRequests?: {
+    honoured: { by: string; at: string | null } | null
+    ignored: readonly { by: string; at: string | null; reason: string }[]
+  }
   /** Defaults to whether plan.json recorded injection attempts. */
   injectionSuspected?: boolean
   /** Reviewer findings left out of the coordinator's tool output to fit its limit (spawn_reviewers `cut`). */
@@ -142,9 +156,11 @@ export interface ReviewRecordInput {
 /**
  * Assembles review.json: merges duplicate findings, computes the decision, numbers and attributes
  * the findings, marks them new or persisting against the previous review, and records coverage.
- * A planned reviewer without an outcome counts as failed ("did not run"). Findings that cite a
- * file outside the diff are kept (the coordinator may cite context) and listed in `notes`, after
- * one note per thing the agents saw only in part (plan.json `clipped`).
+ * A planned reviewer without an outcome counts as failed ("did not run"), and so does one the spend
+ * cap skipped. A finding's `verification` (set by the verifier stage) is kept, and a critical the
+ * verifier disputed keeps the change from approval. Findings that cite a file outside the diff are
+ * kept (the coordinator may cite context) and listed in `notes`, after one note per thing the
+ * agents saw only in part (plan.json `clipped`).
  */
 export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
   const code = uniqueCodeFindings(input.codeFindings ?? [])
@@ -164,8 +180,14 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
   const judgedCount = kept.filter((entry) => !entry.code).length
   const injectionSuspected = input.injectionSuspected ?? (input.plan.injection ?? []).length > 0
   const planned = plannedReviewers(input.plan, input.reviewers)
-  const unread = input.unread ?? []
-  const reviewedFiles = input.plan.files.filter((file) => file.noise === null).length
+  // A binary file has no text a reviewer could read: it is listed as not reviewed, never counted as read.
+  const binary = input.plan.files.filter((file) => file.noise === null && file.binary === true)
+  const unread: UnreadFile[] = [
+    ...(input.unread ?? []),
+    ...binary.map((file) => ({ path: file.path, reason: "binary file: there is no text diff to review" })),
+  ]
+  const unreadPaths = new Set(unread.map((file) => file.path))
+  const reviewedFiles = input.plan.files.filter((file) => file.noise === null && !unreadPaths.has(file.path)).length
   const coverage = assessCoverage(planned, failedReviewers, {
     read: reviewedFiles,
     unread: unread.some((file) => file.files === null)
@@ -176,6 +198,14 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
     injectionSuspected,
     injectionAt: injectionLocations(input.plan.injection ?? []),
     breakGlass: input.breakGlass,
+    disputed: findings.filter(
+      (finding) =>
+        finding.verification?.status === "not_confirmed" &&
+        finding.verification.originalSeverity === "critical" &&
+        finding.severity !== "critical",
+    ),
+    dismissedCriticals: criticalsOf(carried.dismissed),
+    openCriticals: criticalsOf(carried.stillOpen),
   })
   // Break glass is a human's decision and stands; otherwise what did not run cannot be approved.
   const verdict = input.breakGlass
@@ -203,12 +233,14 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
       status: thread ? "persisting" : "new",
       thread,
       ...(finding.suggestion ? { suggestion: finding.suggestion } : {}),
+      ...(finding.verification ? { verification: finding.verification } : {}),
     }
   })
   const brief = (entry: PreviousFinding) => ({ id: entry.id, title: entry.title, file: entry.file, line: entry.line })
   const resolved = carried.fixed.map(brief)
 
   for (const clip of input.plan.clipped ?? []) notes.push(`${clip.what}: ${clip.detail}`)
+  notes.push(...carried.ignoredClaims)
   const inDiff = new Set(input.plan.files.map((file) => file.path))
   for (const finding of recorded) {
     if (!inDiff.has(finding.file)) notes.push(`${finding.id} cites ${finding.file}, which is not part of the change`)
@@ -220,6 +252,9 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
     )
   }
   for (const file of unread) notes.push(`not reviewed: ${file.path} (${file.reason})`)
+  const glass = input.breakGlassRequests
+  if (input.breakGlass && glass?.honoured)
+    notes.push(`break glass requested by ${glass.honoured.by}${glass.honoured.at ? ` at ${glass.honoured.at}` : ""}`)
   const unjudged = input.unjudgedFindings ?? 0
   if (unjudged > 0) {
     notes.push(
@@ -240,6 +275,7 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
         file.noise === null ? [] : [{ path: file.path, reason: file.noise }],
       ),
       failedReviewers,
+      unreviewed: unread.map(({ path, reason }) => ({ path, reason })),
       complete: coverage.complete,
       unjudgedFindings: unjudged,
     },
@@ -251,12 +287,22 @@ export function buildReviewRecord(input: ReviewRecordInput): ReviewRecord {
     summary: input.review.summary,
     answer: input.review.answer,
     notes,
+    breakGlassIgnored: (glass?.ignored ?? []).map(({ by, at, reason }) => ({ by, at, reason })),
   }
 }
 
 /** Reads plan.json text into the facts a review record needs; never throws. */
 export function parsePlanFacts(text: string): ProtocolRead<PlanFacts> {
   return parsePlanFile(text, PlanFacts)
+}
+
+// The earlier critical findings among these outcomes, as the decision's reasons name them.
+function criticalsOf(outcomes: readonly { previous: PreviousFinding; reason: string }[]) {
+  return outcomes.flatMap(({ previous, reason }) =>
+    previous.severity === "critical"
+      ? [{ title: previous.title, file: previous.file, line: previous.line, reason }]
+      : [],
+  )
 }
 
 // Which specialist raised a final finding: the coordinator may have moved, merged or reworded it,
@@ -297,8 +343,10 @@ function uniqueCodeFindings(findings: readonly CodeFinding[]): CodeFinding[] {
   })
 }
 
+// The reviewers the tier called for: those planned, those the spend cap skipped, and any that ran.
 function plannedReviewers(plan: PlanFacts, outcomes: readonly ReviewerReport[]): string[] {
   const names = plan.agents.filter((agent) => agent.role === "reviewer").map((agent) => agent.name)
+  for (const { name } of plan.skipped ?? []) if (!names.includes(name)) names.push(name)
   for (const outcome of outcomes) if (!names.includes(outcome.name)) names.push(outcome.name)
   return names
 }
@@ -306,9 +354,10 @@ function plannedReviewers(plan: PlanFacts, outcomes: readonly ReviewerReport[]):
 function failures(plan: PlanFacts, outcomes: readonly ReviewerReport[]): { name: string; error: string }[] {
   return plannedReviewers(plan, outcomes).flatMap((name) => {
     const outcome = outcomes.find((candidate) => candidate.name === name)
-    if (!outcome) return [{ name, error: "did not run" }]
-    if (finished.has(outcome.status)) return []
-    return [{ name, error: outcome.error ?? outcome.status }]
+    if (outcome && finished.has(outcome.status)) return []
+    if (outcome) return [{ name, error: outcome.error ?? outcome.status }]
+    const skipped = plan.skipped?.find((entry) => entry.name === name)
+    return [{ name, error: skipped?.reason ?? "did not run" }]
   })
 }
 

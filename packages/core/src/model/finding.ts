@@ -32,6 +32,24 @@ export const Suggestion = z.object({
 })
 export type Suggestion = z.infer<typeof Suggestion>
 
+/**
+ * What the verifier said about one finding (judge/verify.ts), as review.json records it
+ * (`findings[].verification`): `confirmed` with evidence that checked out against the code,
+ * `not_confirmed` (an explicit, reasoned dispute: the only verdict that lowers a finding), or
+ * `unverified` (no usable verdict: the finding keeps its severity).
+ */
+export const Verification = z.object({
+  status: z.enum(["confirmed", "not_confirmed", "unverified"]),
+  /** The verifier's model. */
+  by: z.string(),
+  reason: z.string(),
+  /** The evidence that checked out against the code (file:start-end). */
+  evidence: z.array(z.string()),
+  /** The severity the coordinator gave, before a downgrade. */
+  originalSeverity: Severity,
+})
+export type Verification = z.infer<typeof Verification>
+
 /** One finding, as a reviewer or the coordinator reports it; `line` is null for a file-level finding. */
 export const Finding = z.object({
   severity: Severity,
@@ -52,6 +70,8 @@ export const Finding = z.object({
    * this problem: then it is not posted again (judge/already-raised.ts checks the place first).
    */
   raisedBy: z.string().min(1).optional(),
+  /** What the verifier said about it; set by code after the coordinator (judge/verify.ts), never read from a model. */
+  verification: Verification.optional(),
 })
 export type Finding = z.infer<typeof Finding>
 

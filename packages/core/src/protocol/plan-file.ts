@@ -81,6 +81,8 @@ export const PlanFile = z.object({
   warnings: z.array(z.string()),
   /** Findings plugins established by code during planning. */
   findings: z.array(CodeFinding),
+  /** Reviewers the risk tier called for that the spend cap left out, with why: they count as not finished. */
+  skipped: z.array(z.object({ name: z.string().min(1), reason: z.string() })),
 })
 export type PlanFile = z.infer<typeof PlanFile>
 

@@ -109,6 +109,7 @@ describe("plan.json", () => {
     fileListFile: null,
     warnings: [],
     findings: [],
+    skipped: [],
   } as unknown as PlanFile
 
   // File entries skip zod when they are what parsing them returns: the text must not change.

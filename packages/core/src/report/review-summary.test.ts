@@ -25,7 +25,14 @@ const record = (over: Partial<ReviewRecord> = {}): ReviewRecord => ({
   resolved: [],
   dismissed: [],
   stillOpen: [],
-  coverage: { reviewedFiles: 3, filtered: [], failedReviewers: [], complete: true, unjudgedFindings: 0 },
+  coverage: {
+    reviewedFiles: 3,
+    filtered: [],
+    failedReviewers: [],
+    unreviewed: [],
+    complete: true,
+    unjudgedFindings: 0,
+  },
   usage: {
     byAgent: {},
     byModel: {
@@ -39,6 +46,7 @@ const record = (over: Partial<ReviewRecord> = {}): ReviewRecord => ({
   summary: "Small, safe change.",
   answer: null,
   notes: [],
+  breakGlassIgnored: [],
   ...over,
 })
 
@@ -84,6 +92,7 @@ describe("renderSummary", () => {
             reviewedFiles: 2,
             filtered: [{ path: "bun.lock", reason: "lockfile" }],
             failedReviewers: [{ name: "performance", error: "timeout" }],
+            unreviewed: [],
             complete: true,
             unjudgedFindings: 0,
           },

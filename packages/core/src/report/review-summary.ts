@@ -56,7 +56,7 @@ export interface SummaryInput {
  */
 export function renderSummary(input: SummaryInput): string {
   const { record } = input
-  const label = reviewIncomplete(record) ? "⚠️ incomplete, not approved" : decisionLabels[record.decision]
+  const label = reviewIncomplete(record) ? `⚠️ ${incompleteHeadline(record)}` : decisionLabels[record.decision]
   const lines: string[] = [`### AI code review: ${label}`, ""]
   const reasons = record.reasons.length > 0 ? ` — ${record.reasons.map(oneLine).join("; ")}` : ""
   lines.push(`**Decision:** \`${record.decision}\`${reasons}  `)
@@ -135,6 +135,11 @@ export function renderSummary(input: SummaryInput): string {
     lines.push(`- **Not reviewed** — ${input.platform.name} sent no content for ${unreadCount(input.unreviewed)}:`)
     for (const file of input.unreviewed) lines.push(`  - ${inlineCode(file.path)} — ${oneLine(file.reason)}`)
   }
+  const unreadable = otherUnreviewed(input)
+  if (unreadable.length > 0) {
+    lines.push(`- **Not reviewed** — no reviewer could read ${plural(unreadable.length, "file")}:`)
+    for (const file of unreadable) lines.push(`  - ${inlineCode(file.path)} — ${oneLine(file.reason)}`)
+  }
   if (record.coverage.filtered.length > 0) {
     lines.push(`- Filtered as noise, not reviewed (${record.coverage.filtered.length}):`)
     for (const file of record.coverage.filtered) lines.push(`  - ${inlineCode(file.path)} — ${oneLine(file.reason)}`)
@@ -149,10 +154,28 @@ export function renderSummary(input: SummaryInput): string {
     lines.push("- Every scheduled reviewer finished.")
   }
   // Unread files have their own list above; review.json repeats them as notes for other readers.
-  const listed = new Set(input.unreviewed.map((file) => `not reviewed: ${file.path} (${file.reason})`))
+  const listed = new Set(
+    [...input.unreviewed, ...unreadable].map((file) => `not reviewed: ${file.path} (${file.reason})`),
+  )
   for (const note of record.notes.filter((candidate) => !listed.has(candidate))) lines.push(`- Note: ${oneLine(note)}`)
   lines.push("", "---", "", `*${footer(record)}*`)
   return lines.join("\n") + "\n"
+}
+
+/**
+ * The headline of a review that did not fully run: what did not, in a few words ("incomplete, not
+ * approved: security and performance did not finish"). Never a decision label.
+ */
+export function incompleteHeadline(record: Pick<ReviewRecord, "coverage">): string {
+  const failed = record.coverage.failedReviewers.map((reviewer) => reviewer.name)
+  const unread = (record.coverage.unreviewed ?? []).length
+  const parts: string[] = []
+  if (failed.length > 0)
+    parts.push(
+      `${failed.length > 3 ? `${failed.slice(0, 3).join(", ")} and ${failed.length - 3} more` : failed.length === 1 ? failed[0] : `${failed.slice(0, -1).join(", ")} and ${failed.at(-1)}`} did not finish`,
+    )
+  if (unread > 0) parts.push(`${plural(unread, "file")} not read`)
+  return parts.length === 0 ? "incomplete, not approved" : `incomplete, not approved: ${parts.join("; ")}`
 }
 
 /**
@@ -205,9 +228,81 @@ const threadLabels: Record<InlineFinding["thread"], string> = {
   reopened: "thread reopened: it got worse",
 }
 
-function warnings(input: SummaryInput): { title: string; text: string }[] {
+/** A warning shown before a review's summary: a bold title and one sentence. */
+export interface ReviewWarning {
+  title: string
+  text: string
+}
+
+/**
+ * The warnings every rendering of a review shows before its summary, from the record alone: break
+ * glass requests that did not count, criticals the verifier disputed or could not verify, a review
+ * that did not fully run (`failure` says what that does to the job, e.g. "the review job fails"),
+ * and files no reviewer could read other than `platformUnread` (which the platform's own words list).
+ */
+export function recordWarnings(
+  record: ReviewRecord,
+  options: { failure: string; platformUnread?: readonly { path: string }[] },
+): ReviewWarning[] {
+  const result: ReviewWarning[] = []
+  for (const ignored of record.breakGlassIgnored ?? []) {
+    const when = ignored.at ? ` (${ignored.at})` : ""
+    result.push({
+      title: "Break glass ignored:",
+      text: `${ignored.by} asked for it${when}, but ${oneLine(ignored.reason)}.`,
+    })
+  }
+  const disputed = record.findings.filter(
+    (finding) =>
+      finding.verification?.status === "not_confirmed" &&
+      finding.verification.originalSeverity === "critical" &&
+      finding.severity !== "critical",
+  )
+  for (const finding of disputed)
+    result.push({
+      title: "Disputed blocker:",
+      text: `the verifier disputed the critical ${inlineCode(findingLocation(finding))} ${oneLine(finding.title)} (${oneLine(finding.verification?.reason ?? "")}); it is listed as ${finding.severity}, and the change is not approved over it.`,
+    })
+  const unverified = record.findings.filter((finding) => finding.verification?.status === "unverified")
+  if (unverified.length > 0)
+    result.push({
+      title: "Unverified:",
+      text: `${plural(unverified.length, "finding")} the verifier could not check stand${unverified.length === 1 ? "s" : ""} at ${unverified.length === 1 ? "its" : "their"} severity (${unverified.map((finding) => `${inlineCode(findingLocation(finding))}: ${oneLine(finding.verification?.reason ?? "")}`).join("; ")}).`,
+    })
+  const failed = record.coverage.failedReviewers
+  if (reviewIncomplete(record) && failed.length > 0) {
+    result.push({
+      title: "Incomplete review.",
+      text: `${failed.map((reviewer) => `${reviewer.name} (${oneLine(reviewer.error)})`).join(", ")} did not finish; what ${failed.length === 1 ? "it covers" : "they cover"} was not reviewed, so the change is not approved and ${options.failure}.`,
+    })
+  } else if (reviewIncomplete(record)) {
+    result.push({
+      title: "Incomplete review.",
+      text: `more of the change could not be read than was reviewed (listed under Coverage), so the change is not approved and ${options.failure}.`,
+    })
+  } else if (failed.length > 0) {
+    result.push({
+      title: "Partial review.",
+      text: `${plural(failed.length, "reviewer")} failed (${failed.map((reviewer) => `${reviewer.name}: ${oneLine(reviewer.error)}`).join("; ")}); what ${failed.length === 1 ? "it covers" : "they cover"} was not reviewed.`,
+    })
+  }
+  const platform = new Set((options.platformUnread ?? []).map((file) => file.path))
+  const unreadable = (record.coverage.unreviewed ?? []).filter((file) => !platform.has(file.path))
+  if (unreadable.length > 0) {
+    result.push({
+      title: "Not reviewed:",
+      text: `${plural(unreadable.length, "changed file")} no reviewer could read (${unreadable
+        .slice(0, 3)
+        .map((file) => `${inlineCode(file.path)}: ${oneLine(file.reason)}`)
+        .join("; ")}${unreadable.length > 3 ? "; …" : ""}).`,
+    })
+  }
+  return result
+}
+
+function warnings(input: SummaryInput): ReviewWarning[] {
   const { record } = input
-  const result: { title: string; text: string }[] = input.notices.map((notice) => ({ title: "Note:", text: notice }))
+  const result: ReviewWarning[] = input.notices.map((notice) => ({ title: "Note:", text: notice }))
   if (input.breakGlass) {
     const when = input.breakGlass.at ? ` (${input.breakGlass.at})` : ""
     result.push({
@@ -217,24 +312,19 @@ function warnings(input: SummaryInput): { title: string; text: string }[] {
   } else if (record.breakGlass) {
     result.push({ title: "Break glass:", text: "approved at a human's request, whatever the review found." })
   }
-  const failed = record.coverage.failedReviewers
-  if (reviewIncomplete(record)) {
-    result.push({
-      title: "Incomplete review.",
-      text: `${failed.map((reviewer) => `${reviewer.name} (${oneLine(reviewer.error)})`).join(", ")} did not finish; what ${failed.length === 1 ? "it covers" : "they cover"} was not reviewed, so the change is not approved and the review job fails. Re-run the job once the cause is fixed.`,
-    })
-  } else if (failed.length > 0) {
-    result.push({
-      title: "Partial review.",
-      text: `${plural(failed.length, "reviewer")} failed (${failed.map((reviewer) => `${reviewer.name}: ${oneLine(reviewer.error)}`).join("; ")}); what ${failed.length === 1 ? "it covers" : "they cover"} was not reviewed.`,
-    })
-  }
+  const shared = recordWarnings(record, {
+    failure: "the review job fails. Re-run the job once the cause is fixed",
+    platformUnread: input.unreviewed,
+  })
+  const unreadable = (warning: ReviewWarning) => warning.title === "Not reviewed:"
+  result.push(...shared.filter((warning) => !unreadable(warning)))
   if (input.unreviewed.length > 0) {
     result.push({
       title: "Not reviewed:",
       text: `${input.platform.name} sent no diff content for ${unreadCount(input.unreviewed)} (listed under Coverage).`,
     })
   }
+  result.push(...shared.filter(unreadable))
   if (record.coverage.filtered.length > 0) {
     const count = record.coverage.filtered.length
     result.push({
@@ -251,8 +341,15 @@ function warnings(input: SummaryInput): { title: string; text: string }[] {
   return result
 }
 
+// Files review.json lists as not reviewed that the platform did deliver (binary files, say).
+function otherUnreviewed(input: SummaryInput): { path: string; reason: string }[] {
+  const platform = new Set(input.unreviewed.map((file) => file.path))
+  return (input.record.coverage.unreviewed ?? []).filter((file) => !platform.has(file.path))
+}
+
 function noFindings(input: SummaryInput): string {
-  const gaps = input.record.coverage.failedReviewers.length > 0 || input.unreviewed.length > 0
+  const gaps =
+    input.record.coverage.failedReviewers.length > 0 || input.unreviewed.length > 0 || otherUnreviewed(input).length > 0
   return gaps
     ? "No findings in what was reviewed. Parts of the change were not reviewed (see Coverage), so this is not a clean result."
     : "No findings."

@@ -1,6 +1,8 @@
+import type { Config } from "../config/config"
 import type { UnreadFile } from "../judge/coverage"
 import type { PreviousFinding, ReviewRecord } from "../judge/review-record"
 import type { MergeRequestComment, MergeRequestInfo, PreviousReview } from "../prompt/prompt"
+import type { BreakGlassOutcome } from "./access"
 
 export type { UnreadFile } from "../judge/coverage"
 
@@ -92,8 +94,12 @@ export interface VcsProvider {
    * Called before readChange; a run that is not asked for stops there, before any model runs.
    */
   readRequest?(): Promise<RequestOutcome | null>
-  /** Who asked to break glass (a human note containing the phrase), when the provider can tell. */
-  breakGlass?(phrase: string): { by: string; at: string | null } | null
+  /**
+   * The merge request's break-glass requests (people's comments containing `glass.phrase`), decided
+   * by the platform's answer on each author's access (review/access.ts `decideBreakGlass`): who
+   * broke the glass, and whose requests did not count and why. Call after readChange.
+   */
+  breakGlass?(glass: Config["breakGlass"]): Promise<BreakGlassOutcome>
 }
 
 /** Metadata for a change that has none of its own (a bare patch). */

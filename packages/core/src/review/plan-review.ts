@@ -84,6 +84,8 @@ export interface ReviewPlan {
   warnings: string[]
   /** Findings plugins established by code (not by a model); merged into review.json by the CLI. */
   findings: CodeFinding[]
+  /** Reviewers the tier called for that the spend cap left out, with why: the review cannot be complete without them. */
+  skipped: { name: string; reason: string }[]
   /** Timeouts and concurrency for the later stages (from config). */
   limits: Limits
 }
@@ -130,6 +132,14 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
   )
   const spend = capSpend(assessment.tier, (tier) => selectAgents(tier, signals, config), changeTokens, config)
   const selected = spend.agents
+  const skipped =
+    spend.tier === assessment.tier
+      ? []
+      : selectAgents(assessment.tier, signals, config).flatMap((agent) =>
+          agent.role === "reviewer" && !selected.some((kept) => kept.name === agent.name)
+            ? [{ name: agent.name, reason: `skipped by the spend cap (maxCostUsd ${config.maxCostUsd} USD)` }]
+            : [],
+        )
   if (spend.reason) {
     assessment.reasons.push(spend.reason)
     warnings.push(spend.reason)
@@ -248,6 +258,7 @@ export async function planReview(options: PlanOptions): Promise<ReviewPlan> {
     fileListFile: prompts.fileList === null ? null : join(workDir, fileListName),
     warnings,
     findings: lifecycle.findings,
+    skipped,
     limits: config.limits,
   }
   await options.onPlanned?.(plan)
@@ -304,6 +315,7 @@ function planRecord(plan: ReviewPlan): PlanFile {
     fileListFile: plan.fileListFile,
     warnings: plan.warnings,
     findings: plan.findings,
+    skipped: plan.skipped,
   }
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest"
 import type { ReviewFinding } from "../judge/review-record"
-import { closingReplies, continuationOf, findPhrase, readHeadsWith, threadMatcher } from "./publishing"
+import { closingReplies, continuationOf, hasPhrase, readHeadsWith, threadMatcher } from "./publishing"
 
 const finding = (over: Partial<ReviewFinding> = {}): ReviewFinding => ({
   id: "f1",
@@ -43,7 +43,7 @@ describe("continuationOf", () => {
   })
 })
 
-describe("closingReplies and findPhrase", () => {
+describe("closingReplies and hasPhrase", () => {
   test("fixed names the short head, dismissed the person's reason", () => {
     const replies = closingReplies(
       {
@@ -60,8 +60,8 @@ describe("closingReplies and findPhrase", () => {
 
   test("a phrase matches case- and spacing-insensitively; an empty one never", () => {
     const notes = ["nothing here", "Please   BREAK\nglass now"]
-    expect(findPhrase(notes, (note) => note, "break glass")).toBe(notes[1])
-    expect(findPhrase(notes, (note) => note, "  ")).toBeUndefined()
+    expect(notes.filter((note) => hasPhrase(note, "break glass"))).toEqual([notes[1]])
+    expect(notes.some((note) => hasPhrase(note, "  "))).toBe(false)
   })
 })
 

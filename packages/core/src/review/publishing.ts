@@ -115,11 +115,10 @@ export function closingReplies(
   ]
 }
 
-/** The first comment whose text holds `phrase`, case- and spacing-insensitive; undefined for none or an empty phrase. */
-export function findPhrase<T>(items: readonly T[], text: (item: T) => string, phrase: string): T | undefined {
+/** Whether `text` contains `phrase`, ignoring case and runs of whitespace; an empty phrase is never found. */
+export function hasPhrase(text: string, phrase: string): boolean {
   const wanted = normalizeSpace(phrase)
-  if (wanted === "") return undefined
-  return items.find((item) => normalizeSpace(text(item)).includes(wanted))
+  return wanted !== "" && normalizeSpace(text).includes(wanted)
 }
 
 function normalizeSpace(text: string): string {

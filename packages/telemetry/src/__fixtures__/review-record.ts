@@ -20,6 +20,7 @@ export const sampleRecord: ReviewRecord = {
     reviewedFiles: 12,
     filtered: [{ path: "bun.lock", reason: "lockfile" }],
     failedReviewers: [{ name: "documentation", error: "no output for 60 s" }],
+    unreviewed: [],
     complete: true,
     unjudgedFindings: 0,
   },
@@ -61,6 +62,7 @@ export const sampleRecord: ReviewRecord = {
   summary: "The change reads the prompt text: SECRET-SUMMARY",
   answer: null,
   notes: [],
+  breakGlassIgnored: [],
 }
 
 function finding(
