@@ -127,18 +127,22 @@ describe("opencode-reviewer review on GitLab", () => {
     expect(run.record!.resolved).toHaveLength(1)
   })
 
-  test("break glass from a human approves whatever the review finds, and says so", async () => {
-    const { scenario, fake, env } = await gitlabScenario()
+  test("break glass from a Developer approves whatever the review finds, and says so; a Guest's request before it is ignored and said", async () => {
+    const { scenario, fake, env } = await gitlabScenario({ fake: { members: { gary: 10 } } })
+    fake.addHumanNote("break glass", { author: "gary" })
+    // The MR author, a Developer (the fake's default membership for alice).
     fake.addHumanNote("Hotfix for the outage, break glass please")
     const run = await scenario.run({ env })
     expect(run.code, run.stderr).toBe(0)
     expect(run.record).toMatchObject({ decision: "approved", breakGlass: true })
+    expect(run.record!.notes).toContainEqual(expect.stringMatching(/^break glass requested by alice at /))
+    expect(run.record!.breakGlassIgnored).toEqual([
+      { by: "gary", at: expect.any(String), reason: "read access; breaking the glass needs write access or above" },
+    ])
     expect(fake.state.approvals.length).toBe(1)
-    expect(
-      botNotes(fake)
-        .find((note) => note.body.includes("opencode-reviewer:summary"))!
-        .body.toLowerCase(),
-    ).toContain("break glass")
+    const summary = botNotes(fake).find((note) => note.body.includes("opencode-reviewer:summary"))!.body
+    expect(summary).toContain("approved because alice asked for it")
+    expect(summary).toContain("**Break glass ignored:** gary asked for it")
   })
 
   test("with only CI_JOB_TOKEN it fails and says to create a project access token", async () => {

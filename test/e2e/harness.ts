@@ -279,7 +279,13 @@ export const githubPull = 7
  * read from the scenario's git repository), and the environment of a GitHub Actions run for it.
  */
 export async function githubScenario(
-  options: { scenario?: ScenarioOptions; fake?: Partial<GithubFakeOptions>; author?: string } = {},
+  options: {
+    scenario?: ScenarioOptions
+    fake?: Partial<GithubFakeOptions>
+    author?: string
+    /** The repository lets GitHub Actions approve pull requests (GitHub's default: it may not). */
+    actionsCanApprove?: boolean
+  } = {},
 ): Promise<{ scenario: Scenario; fake: GithubFake; env: Record<string, string> }> {
   const scenario = await createScenario(options.scenario)
   const fake = await startGithubFake({
@@ -289,6 +295,7 @@ export async function githubScenario(
         owner: "acme",
         name: "widgets",
         dir: scenario.repo.dir,
+        actionsCanApprove: options.actionsCanApprove ?? false,
         pulls: [
           {
             number: githubPull,

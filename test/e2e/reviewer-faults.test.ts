@@ -256,7 +256,7 @@ describe("a reviewer's model stream failing mid-review", () => {
     expect(run.ms).toBeLessThan(inSecondsMs)
   })
 
-  test("a stalled stream with a one-model chain, not security: listed as failed with why, a partial review that is still complete", async () => {
+  test("a stalled stream with a one-model chain, not security: listed as failed with why, the review incomplete, never approved", async () => {
     const { scenario, fake, env } = await gitlabScenario({
       scenario: {
         replies: { "fake/documentation": stallReply("Reviewed the docs; looking at") },
@@ -264,10 +264,11 @@ describe("a reviewer's model stream failing mid-review", () => {
       },
     })
     const run = await timed("stall, one-model chain (documentation)", scenario, env)
-    // One non-security reviewer of six failing: complete; the security finding decides.
+    // One non-security reviewer of six failing: incomplete (no approval whatever the findings); the
+    // security finding still decides the exit code.
     expect(run.code, run.stderr).toBe(2)
     const record = run.record!
-    expect(record.coverage.complete).toBe(true)
+    expect(record.coverage.complete).toBe(false)
     expect(record.decision).toBe("significant_concerns")
     expect(record.coverage.failedReviewers).toEqual([
       {
@@ -279,10 +280,8 @@ describe("a reviewer's model stream failing mid-review", () => {
     await accountedFor(scenario, run)
     expect(run.stderr).toMatch(/documentation\s+FAILED: fake\/documentation: no output for 3 s/)
     const summary = summaryNotes(fake)[0]!.body
-    expect(summary).toMatch(
-      /> \*\*Partial review\.\*\* 1 reviewer failed \(documentation: fake\/documentation: no output for 3 s/,
-    )
-    expect(summary).not.toContain("Incomplete review")
+    expect(summary).toContain("### AI code review: ⚠️ incomplete, not approved: documentation did not finish")
+    expect(summary).toMatch(/> \*\*Incomplete review\.\*\* documentation \(fake\/documentation: no output for 3 s/)
     expect(summary).toContain("Failed reviewers: documentation.")
     expect(threads(fake)).toHaveLength(1)
     expect(run.ms).toBeLessThan(inSecondsMs)
@@ -304,11 +303,11 @@ describe("a reviewer's model stream failing mid-review", () => {
     ])
     await accountedFor(scenario, run)
     expect(run.stderr).toMatch(
-      /error: the review is incomplete: the security review did not run \(security: fake\/security: no output for 3 s/,
+      /error: the review is incomplete: the security review did not run; 1 of \d planned reviewers did not finish \(security: fake\/security: no output for 3 s/,
     )
     expect(fake.state.approvals).toEqual([])
     const summary = summaryNotes(fake)[0]!.body
-    expect(summary).toContain("AI code review: ⚠️ incomplete, not approved")
+    expect(summary).toContain("AI code review: ⚠️ incomplete, not approved: security did not finish")
     expect(summary).toMatch(
       /> \*\*Incomplete review\.\*\* security \(fake\/security: no output for 3 s.*\) did not finish/,
     )
@@ -330,7 +329,7 @@ describe("a reviewer's model stream failing mid-review", () => {
     const run = await timed("429 until the chain is exhausted", scenario, env)
     expect(run.code, run.stderr).toBe(2)
     const record = run.record!
-    expect(record.coverage.complete).toBe(true)
+    expect(record.coverage.complete).toBe(false)
     expect(record.decision).toBe("significant_concerns")
     const [failure, ...others] = record.coverage.failedReviewers
     expect(others).toEqual([])
@@ -361,7 +360,7 @@ describe("a reviewer's model stream failing mid-review", () => {
     console.info(`429 exhausted: 12 requests over ${spent} ms`)
     expect(run.stderr).toMatch(/performance\s+FAILED: .*429/)
     const summary = summaryNotes(fake)[0]!.body
-    expect(summary).toMatch(/> \*\*Partial review\.\*\* 1 reviewer failed \(performance: [^)]*429/)
+    expect(summary).toMatch(/> \*\*Incomplete review\.\*\* performance \([^)]*429/)
     expect(summary).toContain("Failed reviewers: performance.")
     expect(run.ms).toBeLessThan(inSecondsMs)
   })
