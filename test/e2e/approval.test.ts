@@ -172,7 +172,7 @@ describe("a verifier cannot bend the decision", () => {
     expect(unusable.record!.findings[0]!.body).toContain("Not verified (")
     expect(fake.state.approvals).toEqual([])
     expect(summaryNotes(fake)[0]!.body).toContain("**Unverified:**")
-  })
+  }, 150_000)
 
   test("GitHub: evidence quoted from package.json confirms nothing, and a verifier cut off mid-answer lowers nothing", async () => {
     const { scenario, fake, env } = await githubScenario({
@@ -208,7 +208,7 @@ describe("a verifier cannot bend the decision", () => {
       verification: { status: "unverified", reason: "the verifier's answer was cut off at its output limit" },
     })
     expect(decisions(fake)).not.toContain("APPROVED")
-  })
+  }, 150_000)
 
   test("GitHub: a blocker the verifier disputes dismisses the bot's approval and is never approved over", async () => {
     const { scenario, fake, env } = await githubScenario({
@@ -263,20 +263,23 @@ describe("half a review is never approved", () => {
     expect(summary).not.toContain("✅")
   })
 
-  test("GitHub: a trivial review whose one generalist failed", async () => {
+  test("GitHub: a lite review whose generalist failed, the other two finished", async () => {
+    // Fifteen lines of ordinary code: the lite tier (code-quality, documentation, compliance).
+    const strings = Array.from({ length: 15 }, (_, index) => `export const word${index} = "w${index}"`).join("\n")
     const { scenario, fake, env } = await githubScenario({
       actionsCanApprove: true,
       scenario: {
-        files: { "src/util/strings.ts": "export const shout = (s: string) => s.toUpperCase()\n" },
+        files: { "src/util/strings.ts": `${strings}\n` },
         replies: { ...clean, "fake/code-quality": statusReply(400, { message: "bad request" }) },
       },
     })
     const run = await scenario.run({ env })
     expect(run.code, run.stderr).toBe(1)
-    expect(run.record!.tier).toBe("trivial")
+    expect(run.record!.tier).toBe("lite")
     expect(run.record!.coverage).toMatchObject({ complete: false })
     expect(run.record!.coverage.failedReviewers.map((reviewer) => reviewer.name)).toEqual(["code-quality"])
     expect(run.record!.decision).toBe("minor_issues")
+    expect(run.record!.reasons[0]).toMatch(/^the review is incomplete: 1 of 3 planned reviewers did not finish/)
     expect(decisions(fake)).not.toContain("APPROVED")
     expect(githubSummary(fake)).toMatch(
       /^### AI code review: ⚠️ incomplete, not approved: code-quality did not finish\n/,
@@ -363,7 +366,7 @@ describe("whose words count", () => {
       ),
     )
     expect(fake.state.approvals).toEqual([])
-  })
+  }, 150_000)
 
   test("GitHub: a reader's won't fix and break glass change nothing; a writer's dismissal is named, and a writer's break glass approves", async () => {
     const { scenario, fake, env } = await githubScenario({
@@ -418,7 +421,7 @@ describe("whose words count", () => {
     expect(record.breakGlassIgnored.map((entry) => entry.by)).toEqual(["mallory"])
     expect(decisions(fake).at(-1)).toBe("APPROVED")
     expect(githubSummary(fake)).toContain("approved because erin asked for it")
-  })
+  }, 150_000)
 })
 
 /** The bot approves the merge request as GitLab would hold it after an earlier review. */

@@ -90,35 +90,34 @@ describe("findings across pushes", () => {
   async function pushElsewhere(
     scenario: Awaited<ReturnType<typeof gitlabScenario>>["scenario"],
     fake: Awaited<ReturnType<typeof gitlabScenario>>["fake"],
+    retries: number,
   ) {
-    await scenario.repo.write({ "src/util.ts": "export const retries = 3\n" })
+    await scenario.repo.write({ "src/util.ts": `export const retries = ${retries}\n` })
     scenario.repo.commit("Add a constant")
     await fake.push()
   }
 
-  test("a reworded finding on unchanged code continues its thread: no duplicate, never resolved as fixed", async () => {
+  // Two pushes that leave the finding's code alone, each reviewed: the second push's finding is
+  // reworded (matched by its place and meaning), the third's re-categorised and renamed too, which
+  // only the coordinator's own thread claim can carry.
+  test("a reworded finding on unchanged code continues its thread (no duplicate, never resolved as fixed), and the coordinator's thread claim carries a re-categorised one", async () => {
     const { scenario, fake, env } = await gitlabScenario()
     await scenario.run({ env })
     const [thread] = threads(fake)
-    await pushElsewhere(scenario, fake)
+    await pushElsewhere(scenario, fake, 3)
     scenario.setReply(
       "fake/security",
       findingsReply([{ ...sqlFinding, title: "User name concatenated into the SQL string" }]),
     )
-    const run = await scenario.run({ env })
-    expect(run.code, run.stderr).toBe(2)
+    const reworded = await scenario.run({ env })
+    expect(reworded.code, reworded.stderr).toBe(2)
     expect(threads(fake)).toHaveLength(1)
     expect(thread!.resolved).toBe(false)
     expect(thread!.notes.some((note) => /fixed in/i.test(note.body))).toBe(false)
-    expect(run.record!.findings[0]).toMatchObject({ status: "persisting", thread: thread!.id })
-    expect(run.record!.resolved).toEqual([])
-  })
+    expect(reworded.record!.findings[0]).toMatchObject({ status: "persisting", thread: thread!.id })
+    expect(reworded.record!.resolved).toEqual([])
 
-  test("the coordinator's thread claim carries a re-categorised and reworded finding to its thread", async () => {
-    const { scenario, fake, env } = await gitlabScenario()
-    await scenario.run({ env })
-    const [thread] = threads(fake)
-    await pushElsewhere(scenario, fake)
+    await pushElsewhere(scenario, fake, 4)
     // The coordinator names the thread it continues, as its prompt asks, for a finding nothing else would match.
     scenario.setReply("fake/coordinator", (request) => {
       if (request.toolResults.length === 0) return toolCall("spawn_reviewers", {})
@@ -134,16 +133,16 @@ describe("findings across pushes", () => {
         review: renderReviewXml({ summary: "Still unfixed.", findings: [finding], answer: null }),
       })
     })
-    const run = await scenario.run({ env })
-    expect(run.code, run.stderr).toBe(2)
-    expect(run.record!.findings[0]).toMatchObject({
+    const claimed = await scenario.run({ env })
+    expect(claimed.code, claimed.stderr).toBe(2)
+    expect(claimed.record!.findings[0]).toMatchObject({
       thread: thread!.id,
       status: "persisting",
       category: "code-quality",
     })
     expect(threads(fake)).toHaveLength(1)
     expect(thread!.resolved).toBe(false)
-  })
+  }, 150_000)
 })
 
 describe("GitLab moving or refusing under the review", () => {
@@ -176,32 +175,33 @@ describe("GitLab moving or refusing under the review", () => {
     expect(summary).toContain(`head \`${reviewed.slice(0, 8)}\``)
   })
 
-  for (const [name, message] of [
-    [
-      "line_code can't be blank",
+  // GitLab's three known refusals of a DiffNote position, one per finding of one review: each
+  // finding goes into the summary, and the review says so.
+  test("GitLab refusing the DiffNote position (line_code can't be blank, position is incomplete, an outdated position): each finding goes into the summary, and the review says so", async () => {
+    const { scenario, fake, env } = await gitlabScenario()
+    const refusals = [
       `400 Bad request - Note {:line_code=>["can't be blank", "must be a valid line code"]}`,
-    ],
-    [
-      "position is incomplete",
       `400 Bad request - Note {:line_code=>["can't be blank", "must be a valid line code"], :position=>["is incomplete"]}`,
-    ],
-    ["an outdated position", `400 Bad request - Note {:position=>["is outdated"]}`],
-  ] as const) {
-    test(`GitLab refusing the DiffNote position (${name}): the finding goes into the summary, and the review says so`, async () => {
-      const { scenario, fake, env } = await gitlabScenario()
+      `400 Bad request - Note {:position=>["is outdated"]}`,
+    ]
+    for (const message of refusals)
       fake.failNext({ method: "POST", path: /\/discussions$/ }, { status: 400, body: { message } })
-      const run = await scenario.run({ env })
-      expect(run.code, run.stderr).toBe(2)
-      expect(run.record!.findings).toHaveLength(1)
-      expect(threads(fake)).toEqual([])
-      const summary = summaryNotes(fake)[0]!.body
-      expect(summary).toContain("Not on a diff line, so listed here (1)")
-      expect(summary).toContain(sqlFinding.title)
-      expect(summary).toContain(sqlFinding.body)
-      expect(summary).toContain("GitLab refused the line position")
-      expect(run.stderr).toContain("1 in the summary")
-    })
-  }
+    const findings = [1, 2, 3].map((line) => ({ ...sqlFinding, line, title: `${sqlFinding.title} (line ${line})` }))
+    scenario.setReply("fake/security", findingsReply(findings))
+    const run = await scenario.run({ env })
+    expect(run.code, run.stderr).toBe(2)
+    expect(run.record!.findings).toHaveLength(3)
+    expect(threads(fake)).toEqual([])
+    expect(
+      fake.state.requests.filter((request) => request.method === "POST" && /\/discussions$/.test(request.path)),
+    ).toHaveLength(3)
+    const summary = summaryNotes(fake)[0]!.body
+    expect(summary).toContain("Not on a diff line, so listed here (3)")
+    for (const finding of findings) expect(summary).toContain(finding.title)
+    expect(summary).toContain(sqlFinding.body)
+    expect(summary).toContain("GitLab refused the line position")
+    expect(run.stderr).toContain("3 in the summary")
+  })
 })
 
 describe("two pipelines at once", () => {

@@ -34,8 +34,12 @@ function posted(fake: Awaited<ReturnType<typeof githubScenario>>["fake"]) {
 }
 
 describe("opencode-reviewer review on GitHub", () => {
-  test("a critical finding: one summary comment, one inline comment at the line, REQUEST_CHANGES, exit 2", async () => {
-    const { scenario, fake, env } = await githubScenario()
+  // One pull request through three runs: a critical finding (with a suggestion that applies), a
+  // re-run of the same head, a fixing push.
+  test("a critical finding: one summary comment, one inline comment at the line with GitHub's suggestion block, REQUEST_CHANGES, exit 2; a re-run on the same head posts nothing new; a fixing push: the thread is answered and resolved, and the new head is approved", async () => {
+    const { scenario, fake, env } = await githubScenario({ actionsCanApprove: true })
+    const fix = "  return db.query('SELECT * FROM users WHERE name = $1', [name])"
+    scenario.setReply("fake/security", findingsReply([{ ...sqlFinding, suggestion: { startLine: 2, lines: [fix] } }]))
     const run = await scenario.run({ env, args: ["--json"] })
     expect(run.code, run.stderr).toBe(2)
     expect(run.record!.decision).toBe("significant_concerns")
@@ -53,6 +57,7 @@ describe("opencode-reviewer review on GitHub", () => {
     expect(inline).toHaveLength(1)
     expect(inline[0]).toMatchObject({ path: "src/auth/login.ts", line: 2, side: "RIGHT" })
     expect(inline[0]!.body).toContain("SQL")
+    expect(inline[0]!.body).toContain(`\`\`\`suggestion\n${fix}\n\`\`\``)
     expect(run.stderr).toContain("GitHub: requested changes")
     expect(fake.state.fakeErrors).toEqual([])
     // review.sarif for code scanning (the action's upload-sarif), beside review.json.
@@ -64,17 +69,13 @@ describe("opencode-reviewer review on GitHub", () => {
     expect(sarif.runs[0]!.results.map((result) => result.locations[0]!.physicalLocation.artifactLocation.uri)).toEqual([
       "src/auth/login.ts",
     ])
-  })
 
-  test("a re-run on the same head posts nothing new", async () => {
-    const { scenario, fake, env } = await githubScenario()
-    expect((await scenario.run({ env })).code).toBe(2)
-    const before = posted(fake)
+    // A re-run on the same head posts nothing new.
     const writes = fake.requests({ method: "POST" }).length
     const again = await scenario.run({ env })
     expect(again.code, again.stderr).toBe(2)
     const after = posted(fake)
-    expect(after.summaries.map((comment) => comment.id)).toEqual(before.summaries.map((comment) => comment.id))
+    expect(after.summaries.map((comment) => comment.id)).toEqual(summaries.map((comment) => comment.id))
     expect(after.reviews).toHaveLength(1)
     expect(after.inline).toHaveLength(1)
     // Nothing created: the summary was edited in place, the standing change request left alone.
@@ -84,12 +85,8 @@ describe("opencode-reviewer review on GitHub", () => {
         .slice(writes)
         .filter((request) => request.path !== "/graphql"),
     ).toEqual([])
-  })
 
-  test("a fixing push: the thread is answered and resolved, and the new head is approved", async () => {
-    const { scenario, fake, env } = await githubScenario({ fake: {} })
-    fake.state.repos[0]!.actionsCanApprove = true
-    expect((await scenario.run({ env })).code).toBe(2)
+    // A fixing push: the thread is answered and resolved, and the new head is approved.
     await scenario.repo.write({
       "src/auth/login.ts": loginSource.replace(
         "db.query(`SELECT * FROM users WHERE name = '${name}'`)",
@@ -99,31 +96,21 @@ describe("opencode-reviewer review on GitHub", () => {
     scenario.repo.commit("Bind the name")
     fake.push(githubRepo, githubPull, { git: { dir: scenario.repo.dir, base: "main", head: "feature" } })
     for (const name of specialists) scenario.setReply(`fake/${name}`, findingsReply([]))
-
-    const run = await scenario.run({ env })
-    expect(run.code, run.stderr).toBe(0)
-    expect(run.record!.decision).toBe("approved")
+    const fixed = await scenario.run({ env })
+    expect(fixed.code, fixed.stderr).toBe(0)
+    expect(fixed.record!.decision).toBe("approved")
     const thread = fake.state.threads.find((candidate) => candidate.path === "src/auth/login.ts")!
     expect(thread.isResolved).toBe(true)
     const replies = fake.state.reviewComments.filter((comment) => comment.inReplyToId !== null && ours(comment.user))
     expect(replies.map((comment) => comment.body)).toEqual([expect.stringContaining("Fixed in")])
-    const { reviews, summaries } = posted(fake)
+    const final = posted(fake)
     // The reply came with a COMMENTED review of its own, as on GitHub; the decisions are these two.
-    const decisions = reviews.filter((review) => review.state !== "COMMENTED")
+    const decisions = final.reviews.filter((review) => review.state !== "COMMENTED")
     expect(decisions.map((review) => review.state)).toEqual(["CHANGES_REQUESTED", "APPROVED"])
     expect(decisions[1]!.commitId).toBe(fake.head(githubRepo, githubPull).headSha)
-    expect(summaries).toHaveLength(1)
-    expect(summaries[0]!.body).toContain("approved")
-  })
-
-  test("GitHub refuses the Actions bot's approval: the review comments instead and says why", async () => {
-    const { scenario, fake, env } = await githubScenario()
-    for (const name of specialists) scenario.setReply(`fake/${name}`, findingsReply([]))
-    const run = await scenario.run({ env })
-    expect(run.code, run.stderr).toBe(0)
-    expect(posted(fake).reviews.filter((review) => review.state === "APPROVED")).toEqual([])
-    expect(run.stderr).toContain("GitHub refused the approval")
-  })
+    expect(final.summaries).toHaveLength(1)
+    expect(final.summaries[0]!.body).toContain("approved")
+  }, 150_000)
 
   test("a 502 after the store and a secondary rate limit: nothing is posted twice", async () => {
     const { scenario, fake, env } = await githubScenario()
@@ -144,6 +131,8 @@ describe("opencode-reviewer review on GitHub", () => {
     ).toEqual(expect.arrayContaining(["502-after-store", "secondary-rate-limit"]))
   })
 
+  // Also GitHub refusing the Actions bot's approval (the repository's default): the review comments
+  // instead and says why.
   test("a warning after a change request, and Actions may not approve: the change request is dismissed, nothing blocks", async () => {
     const { scenario, fake, env } = await githubScenario()
     expect((await scenario.run({ env })).code).toBe(2)
@@ -197,39 +186,43 @@ describe("opencode-reviewer review on GitHub", () => {
     expect(run.record!.dismissed).toHaveLength(1)
     expect(botReplies().at(-1)!.body).toContain("Dismissed, not fixed")
     expect(fake.state.threads.find((thread) => thread.path === sqlFinding.file)!.isResolved).toBe(true)
-  })
-
-  test("a suggestion that applies is posted as GitHub's suggestion block on the line", async () => {
-    const { scenario, fake, env } = await githubScenario()
-    const fixed = "  return db.query('SELECT * FROM users WHERE name = $1', [name])"
-    scenario.setReply("fake/security", findingsReply([{ ...sqlFinding, suggestion: { startLine: 2, lines: [fixed] } }]))
-    const run = await scenario.run({ env })
-    expect(run.code, run.stderr).toBe(2)
-    const [comment] = posted(fake).inline
-    expect(comment!.body).toContain(`\`\`\`suggestion\n${fixed}\n\`\`\``)
-    expect(comment).toMatchObject({ line: 2, side: "RIGHT" })
-  })
+  }, 150_000)
 })
 
 describe("talking to the bot on GitHub", () => {
-  test("`/review` from someone with write access re-reviews the pull request", async () => {
-    const { scenario, fake, env } = await githubScenario()
-    expect((await scenario.run({ env })).code).toBe(2)
-    const requestsBefore = scenario.server.requests.length
-    const comment = fake.addIssueComment(githubRepo, githubPull, "alice", "/review")
-    const commentEnv = await githubActionsEnv(fake, "issue_comment", {
-      id: comment.id,
-      body: "/review",
-      login: "alice",
+  // One small pull request: reviewed on its push, then on `/review`, then on `/review full`.
+  test("`/review` from someone with write access re-reviews the pull request; `/review full` forces the full tier on a change that would get less", async () => {
+    const { scenario, fake, env } = await githubScenario({
+      scenario: {
+        files: { "src/util/strings.ts": "export const shout = (s: string) => s.toUpperCase()\n" },
+        replies: Object.fromEntries(specialists.map((name) => [`fake/${name}`, findingsReply([])])),
+      },
     })
-    const run = await scenario.run({ env: commentEnv })
-    expect(run.code, run.stderr).toBe(2)
+    const normal = await scenario.run({ env })
+    expect(normal.code, normal.stderr).toBe(0)
+    expect(normal.record!.tier).not.toBe("full")
+
+    const requestsBefore = scenario.server.requests.length
+    const review = fake.addIssueComment(githubRepo, githubPull, "alice", "/review")
+    const again = await scenario.run({
+      env: await githubActionsEnv(fake, "issue_comment", { id: review.id, body: "/review", login: "alice" }),
+    })
+    expect(again.code, again.stderr).toBe(0)
     expect(scenario.server.requests.length).toBeGreaterThan(requestsBefore)
-    expect(comment.reactions.map((reaction) => reaction.content)).toEqual(["eyes"])
-    const { summaries, inline } = posted(fake)
-    expect(summaries).toHaveLength(1)
-    expect(inline).toHaveLength(1)
-  })
+    expect(again.record!.tier).toBe(normal.record!.tier)
+    expect(review.reactions.map((reaction) => reaction.content)).toEqual(["eyes"])
+    expect(posted(fake).summaries).toHaveLength(1)
+
+    const comment = fake.addIssueComment(githubRepo, githubPull, "alice", "/review full")
+    const full = await scenario.run({
+      env: await githubActionsEnv(fake, "issue_comment", { id: comment.id, body: comment.body, login: "alice" }),
+    })
+    expect(full.code, full.stderr).toBe(0)
+    expect(full.record!.tier).toBe("full")
+    const plan = await readFile(join(scenario.outputDir, "work", "plan.json"), "utf8")
+    expect(plan).toContain("alice asked for the full review")
+    expect(posted(fake).summaries).toHaveLength(1)
+  }, 150_000)
 
   test("a question to the bot gets one answer, in its thread, and a re-run does not answer twice", async () => {
     const { scenario, fake, env } = await githubScenario()
@@ -262,27 +255,7 @@ describe("talking to the bot on GitHub", () => {
     expect(answers()[0]!.body).toContain("Is the name parameterised anywhere?")
     expect((await scenario.run({ env: askEnv })).code).toBe(2)
     expect(answers()).toHaveLength(1)
-  })
-
-  test("`/review full` forces the full tier on a change that would get less", async () => {
-    const { scenario, fake, env } = await githubScenario({
-      scenario: {
-        files: { "src/util/strings.ts": "export const shout = (s: string) => s.toUpperCase()\n" },
-        replies: Object.fromEntries(specialists.map((name) => [`fake/${name}`, findingsReply([])])),
-      },
-    })
-    const normal = await scenario.run({ env })
-    expect(normal.code, normal.stderr).toBe(0)
-    expect(normal.record!.tier).not.toBe("full")
-    const comment = fake.addIssueComment(githubRepo, githubPull, "alice", "/review full")
-    const full = await scenario.run({
-      env: await githubActionsEnv(fake, "issue_comment", { id: comment.id, body: comment.body, login: "alice" }),
-    })
-    expect(full.code, full.stderr).toBe(0)
-    expect(full.record!.tier).toBe("full")
-    const plan = await readFile(join(scenario.outputDir, "work", "plan.json"), "utf8")
-    expect(plan).toContain("alice asked for the full review")
-  })
+  }, 150_000)
 
   test("an outside contributor's `/review`, a bot's, and a comment that asks nothing: nothing runs", async () => {
     const { scenario, fake } = await githubScenario({

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { findingsReply } from "@opencode-reviewer/testkit"
 import { afterEach, describe, expect, test } from "vitest"
-import { botNotes, cleanUp, gitlabScenario, loginSource, specialists, sqlFinding } from "./harness"
+import { botNotes, cleanUp, gitlabScenario, loginSource, sqlFinding } from "./harness"
 
 // `opencode-reviewer review` in a GitLab merge request pipeline: the real opencode binary, the
 // scripted model, and the GitLab fake built to the REST contract.
@@ -10,14 +10,19 @@ import { botNotes, cleanUp, gitlabScenario, loginSource, specialists, sqlFinding
 afterEach(cleanUp)
 
 describe("opencode-reviewer review on GitLab", () => {
-  test("a critical finding: one summary note, one thread at the right line, request changes, exit 2", async () => {
+  // One merge request through three runs: a critical finding (with a suggestion that applies), a
+  // re-run of the same head, a push that fixes it. GitLab tokens never reach the opencode child.
+  test("a critical finding: one summary note, one thread at the right line with GitLab's suggestion block, request changes, exit 2; a re-run on the same head edits the same note and opens no new thread; a new head that fixes the issue resolves its thread and approves with the head sha", async () => {
     const { scenario, fake, env } = await gitlabScenario()
+    const fixed = "  return db.query('SELECT * FROM users WHERE name = $1', [name])"
+    scenario.setReply("fake/security", findingsReply([{ ...sqlFinding, suggestion: { startLine: 2, lines: [fixed] } }]))
     const run = await scenario.run({ env, args: ["--json"] })
     expect(run.code, run.stderr).toBe(2)
     expect(run.record!.decision).toBe("significant_concerns")
     // --json in a pipeline: the record alone on stdout (`| jq` parses it), the report on stderr.
     expect(JSON.parse(run.stdout)).toEqual(run.record)
     expect(run.stderr).toContain("Decision: significant_concerns")
+    expect(run.record!.findings[0]!.suggestion).toEqual({ startLine: 2, lines: [fixed] })
     const threads = fake.state.discussions.filter((discussion) => !discussion.individualNote)
     expect(threads).toHaveLength(1)
     expect(threads[0]!.notes[0]!.position).toMatchObject({
@@ -25,6 +30,7 @@ describe("opencode-reviewer review on GitLab", () => {
       new_line: 2,
       head_sha: fake.state.versions.at(-1)!.headSha,
     })
+    expect(threads[0]!.notes[0]!.body).toContain(`\`\`\`suggestion:-0+0\n${fixed}\n\`\`\``)
     const summaries = botNotes(fake).filter((note) => note.body.includes("opencode-reviewer:summary"))
     expect(summaries).toHaveLength(1)
     expect(fake.state.requestChanges.length).toBeGreaterThan(0)
@@ -33,7 +39,41 @@ describe("opencode-reviewer review on GitLab", () => {
     for (const file of ["review.json", "review.md", "gl-code-quality-report.json", "review.sarif"]) {
       expect(await readFile(join(scenario.outputDir, file), "utf8"), file).toBeTruthy()
     }
-  })
+    const config = await readFile(join(scenario.outputDir, "work", "opencode.json"), "utf8")
+    expect(config).not.toContain(env.GITLAB_TOKEN)
+
+    // A re-run on the same head edits the same note and opens no new thread.
+    const notesBefore = botNotes(fake).length
+    const threadsBefore = fake.state.discussions.length
+    const again = await scenario.run({ env })
+    expect(again.code, again.stderr).toBe(2)
+    expect(
+      botNotes(fake).map((note) => note.body.slice(0, 60)),
+      JSON.stringify(botNotes(fake).map((note) => note.body.slice(0, 80))),
+    ).toHaveLength(notesBefore)
+    expect(
+      fake.state.discussions.length,
+      JSON.stringify(
+        fake.state.discussions.map((discussion) => discussion.notes.map((note) => note.body.slice(0, 70))),
+      ),
+    ).toBe(threadsBefore)
+
+    // A new head that fixes the issue resolves its thread and approves with the head sha.
+    await scenario.repo.write({
+      "src/auth/login.ts":
+        'export function login(db, name) {\n  return db.query("SELECT * FROM users WHERE name = $1", [name])\n}\n',
+    })
+    scenario.repo.commit("Bind the user name")
+    await fake.push()
+    scenario.setReply("fake/security", findingsReply([]))
+    const fixedRun = await scenario.run({ env })
+    expect(fixedRun.code, fixedRun.stderr).toBe(0)
+    expect(fixedRun.record!.decision).toBe("approved")
+    const thread = fake.state.discussions.find((discussion) => !discussion.individualNote)!
+    expect(thread.notes.every((note) => note.resolved)).toBe(true)
+    expect(fake.state.approvals.map((approval) => approval.sha)).toContain(fake.state.versions.at(-1)!.headSha)
+    expect(fixedRun.record!.resolved).toHaveLength(1)
+  }, 150_000)
 
   test("standards come from the target branch through the tree API, and AGENTS.md code findings become threads", async () => {
     const standard =
@@ -75,56 +115,6 @@ describe("opencode-reviewer review on GitLab", () => {
     const again = await scenario.run({ env })
     expect(again.code, again.stderr).toBe(2)
     expect(fake.state.discussions.filter((discussion) => !discussion.individualNote)).toHaveLength(2)
-  })
-
-  test("a reviewer's suggestion that applies reaches the thread as GitLab's suggestion block", async () => {
-    const { scenario, fake, env } = await gitlabScenario()
-    const fixed = "  return db.query('SELECT * FROM users WHERE name = $1', [name])"
-    scenario.setReply("fake/security", findingsReply([{ ...sqlFinding, suggestion: { startLine: 2, lines: [fixed] } }]))
-    const run = await scenario.run({ env })
-    expect(run.code, run.stderr).toBe(2)
-    expect(run.record!.findings[0]!.suggestion).toEqual({ startLine: 2, lines: [fixed] })
-    const threads = fake.state.discussions.filter((discussion) => !discussion.individualNote)
-    expect(threads).toHaveLength(1)
-    expect(threads[0]!.notes[0]!.body).toContain(`\`\`\`suggestion:-0+0\n${fixed}\n\`\`\``)
-  })
-
-  test("a re-run on the same head edits the same note and opens no new thread", async () => {
-    const { scenario, fake, env } = await gitlabScenario()
-    await scenario.run({ env })
-    const notesBefore = botNotes(fake).length
-    const threadsBefore = fake.state.discussions.length
-    const run = await scenario.run({ env })
-    expect(run.code, run.stderr).toBe(2)
-    expect(
-      botNotes(fake).map((note) => note.body.slice(0, 60)),
-      JSON.stringify(botNotes(fake).map((note) => note.body.slice(0, 80))),
-    ).toHaveLength(notesBefore)
-    expect(
-      fake.state.discussions.length,
-      JSON.stringify(
-        fake.state.discussions.map((discussion) => discussion.notes.map((note) => note.body.slice(0, 70))),
-      ),
-    ).toBe(threadsBefore)
-  })
-
-  test("a new head that fixes the issue resolves its thread and approves with the head sha", async () => {
-    const { scenario, fake, env } = await gitlabScenario()
-    await scenario.run({ env })
-    await scenario.repo.write({
-      "src/auth/login.ts":
-        'export function login(db, name) {\n  return db.query("SELECT * FROM users WHERE name = $1", [name])\n}\n',
-    })
-    scenario.repo.commit("Bind the user name")
-    await fake.push()
-    scenario.setReply("fake/security", findingsReply([]))
-    const run = await scenario.run({ env })
-    expect(run.code, run.stderr).toBe(0)
-    expect(run.record!.decision).toBe("approved")
-    const thread = fake.state.discussions.find((discussion) => !discussion.individualNote)!
-    expect(thread.notes.every((note) => note.resolved)).toBe(true)
-    expect(fake.state.approvals.map((approval) => approval.sha)).toContain(fake.state.versions.at(-1)!.headSha)
-    expect(run.record!.resolved).toHaveLength(1)
   })
 
   test("break glass from a Developer approves whatever the review finds, and says so; a Guest's request before it is ignored and said", async () => {
@@ -183,14 +173,5 @@ describe("opencode-reviewer review on GitLab", () => {
       expect(note.body).not.toContain("<img")
     }
     expect(fake.state.approvals).toHaveLength(0)
-  })
-
-  test("GitLab tokens never reach the opencode child", async () => {
-    const { scenario, env } = await gitlabScenario()
-    await scenario.run({ env })
-    const config = await readFile(join(scenario.outputDir, "work", "opencode.json"), "utf8")
-    expect(config).not.toContain(env.GITLAB_TOKEN)
-    expect(specialists.length).toBe(7)
-    expect(sqlFinding.line).toBe(2)
   })
 })

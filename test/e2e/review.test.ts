@@ -39,8 +39,38 @@ async function review(options: ScenarioOptions & { args?: string[]; env?: Record
 }
 
 describe("opencode-reviewer review", () => {
-  test("reviews a temp repo end to end into the expected review.json", async () => {
-    const run = await review()
+  // One review with a tracker and an OTLP receiver configured: review.json as expected, the tracker's
+  // events and Prometheus metrics, and the spans, without slowing the review.
+  test("reviews a temp repo end to end into the expected review.json, reports to the tracker, writes Prometheus metrics and exports spans for the review, each model step and each reviewer", async () => {
+    const events: Record<string, unknown>[] = []
+    const tracker = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: async (request) => (
+        events.push((await request.json()) as Record<string, unknown>), new Response(null, { status: 204 })
+      ),
+    })
+    cleanups.push(async () => void tracker.stop(true))
+    const spans: { name: string; attributes: { key: string; value: Record<string, unknown> }[] }[] = []
+    const receiver = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: async (request) => {
+        const body = (await request.json()) as {
+          resourceSpans: { scopeSpans: { spans: (typeof spans)[number][] }[] }[]
+        }
+        for (const resource of body.resourceSpans) for (const scope of resource.scopeSpans) spans.push(...scope.spans)
+        return Response.json({})
+      },
+    })
+    cleanups.push(async () => void receiver.stop(true))
+    const run = await review({
+      config: {
+        telemetryUrl: `http://127.0.0.1:${tracker.port}/events`,
+        tracing: { endpoint: `http://127.0.0.1:${receiver.port}/v1/traces` },
+        limits: { heartbeatSeconds: 30 },
+      },
+    })
     expect(run.stderr).toContain("review: full tier")
     expect(run.stderr).toMatch(/security\s+done, 1 finding/)
     expect(run.code).toBe(2)
@@ -67,22 +97,8 @@ describe("opencode-reviewer review", () => {
     expect(run.stdout).toContain("SQL built from the request")
     // The run ends at submit_review: no closing coordinator turn that re-sends the conversation.
     expect(run.server.requests.filter((request) => request.model === "coordinator" && !request.isTitle)).toHaveLength(2)
-  })
 
-  test("reports to the tracker and writes Prometheus metrics without slowing the review", async () => {
-    const events: Record<string, unknown>[] = []
-    const tracker = Bun.serve({
-      hostname: "127.0.0.1",
-      port: 0,
-      fetch: async (request) => (
-        events.push((await request.json()) as Record<string, unknown>), new Response(null, { status: 204 })
-      ),
-    })
-    cleanups.push(async () => void tracker.stop(true))
-    const run = await review({
-      config: { telemetryUrl: `http://127.0.0.1:${tracker.port}/events`, limits: { heartbeatSeconds: 30 } },
-    })
-    expect(run.code).toBe(2)
+    // The tracker: start and end, counts only (never the findings' text), and the metrics file.
     expect(events.map((event) => event.type)).toEqual(["job-start", "job-end"])
     expect(events[1]).toMatchObject({
       decision: "significant_concerns",
@@ -91,29 +107,8 @@ describe("opencode-reviewer review", () => {
     expect(JSON.stringify(events)).not.toContain("concatenated into the query")
     const metrics = await readFile(join(run.outputDir, "metrics.prom"), "utf8")
     expect(metrics).toMatch(/^opencode_reviewer_reviews_total\{[^}]*decision="significant_concerns"[^}]*\} 1$/m)
-  })
 
-  test("exports spans for the review, each model step and each reviewer to an OTLP receiver", async () => {
-    const spans: { name: string; attributes: { key: string; value: Record<string, unknown> }[] }[] = []
-    const receiver = Bun.serve({
-      hostname: "127.0.0.1",
-      port: 0,
-      fetch: async (request) => {
-        const body = (await request.json()) as {
-          resourceSpans: { scopeSpans: { spans: (typeof spans)[number][] }[] }[]
-        }
-        for (const resource of body.resourceSpans) for (const scope of resource.scopeSpans) spans.push(...scope.spans)
-        return Response.json({})
-      },
-    })
-    cleanups.push(async () => void receiver.stop(true))
-    const run = await review({
-      config: {
-        tracing: { endpoint: `http://127.0.0.1:${receiver.port}/v1/traces` },
-        limits: { heartbeatSeconds: 30 },
-      },
-    })
-    expect(run.code).toBe(2)
+    // The spans: the review, each reviewer with its tokens, the model steps.
     const names = spans.map((span) => span.name)
     expect(names).toContain("review")
     expect(names.filter((name) => name.startsWith("reviewer "))).toHaveLength(6)
@@ -218,25 +213,8 @@ describe("opencode-reviewer review", () => {
       /the coordinator could not finish the review:\n\s+fake\/coordinator: opencode exited with code 3 before printing anything: error: failed to start: out of file handles\n\s+fake\/second: opencode exited with code 3/,
     )
   })
-
-  test("carries a 2 MB description through stdin to the coordinator", async () => {
-    const scratch = await mkdtemp(join(tmpdir(), "ocr-description-"))
-    cleanups.push(() => rm(scratch, { recursive: true, force: true }))
-    const description = join(scratch, "description.md")
-    await writeFile(description, "Context. ".repeat(233_017) + "END-OF-DESCRIPTION")
-    // A context window the 2 MB prompt fits in (otherwise OpenCode compacts, as it should), and a
-    // description cap above it (the default keeps 64 KiB: huge-inputs.test.ts).
-    const run = await review({
-      args: ["--description-file", description],
-      files: { "src/app.ts": "export const a = 2\n" },
-      contextLimit: 2_000_000,
-      config: { limits: { heartbeatSeconds: 30, descriptionBytes: 4_194_304 } },
-    })
-    expect(run.code, run.stderr).toBe(0)
-    const first = run.server.requests.find((request) => request.model === "coordinator" && !request.isTitle)!
-    expect(first.bytes).toBeGreaterThan(2_000_000)
-    expect(first.lastUser).toContain("END-OF-DESCRIPTION")
-  })
+  // A description far past an argument's limit (128 KiB) reaching the coordinator over stdin:
+  // huge-inputs.test.ts ("limits.descriptionBytes raises the cap").
 })
 
 describe("opencode-reviewer demo", () => {
