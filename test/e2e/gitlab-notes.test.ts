@@ -30,20 +30,9 @@ async function triggeredBy(fake: GitlabFake, noteId: number): Promise<Record<str
 }
 
 describe("talking to the bot on GitLab through TRIGGER_PAYLOAD", () => {
-  test("`/review` from a Developer re-reviews the merge request", async () => {
-    const { scenario, fake, env } = await gitlabScenario()
-    expect((await scenario.run({ env })).code).toBe(2)
-    const before = scenario.server.requests.length
-    fake.setMember("alice", 30)
-    const note = fake.addHumanNote("/review", { author: "alice" })
-    const run = await scenario.run({ env: await triggeredBy(fake, note.id) })
-    expect(run.code, run.stderr).toBe(2)
-    expect(scenario.server.requests.length).toBeGreaterThan(before)
-    expect(summaryNotes(fake)).toHaveLength(1)
-    expect(threads(fake)).toHaveLength(1)
-  })
-
-  test("a question in the bot's thread gets one answer there, and a re-run does not answer twice", async () => {
+  // One merge request, four reviews (each opencode process costs seconds of CPU to start): the
+  // pipeline's, the question's, the question's pipeline run again, then a Developer's `/review`.
+  test("a question in the bot's thread gets one answer there, and a re-run does not answer twice; `/review` from a Developer re-reviews the merge request", async () => {
     const { scenario, fake, env } = await gitlabScenario()
     scenario.setReply("fake/coordinator", answeringJudge)
     expect((await scenario.run({ env })).code).toBe(2)
@@ -63,7 +52,17 @@ describe("talking to the bot on GitLab through TRIGGER_PAYLOAD", () => {
     expect(inThread.notes.map((candidate) => candidate.id)).toContain(answers()[0]!.id)
     expect((await scenario.run({ env: triggered })).code).toBe(2)
     expect(answers()).toHaveLength(1)
-  })
+
+    // `/review` from a Developer (alice, level 30): a review runs again, and it keeps the one summary and thread.
+    scenario.setReply("fake/coordinator", judge)
+    const before = scenario.server.requests.length
+    const review = fake.addHumanNote("/review", { author: "alice" })
+    const reviewed = await scenario.run({ env: await triggeredBy(fake, review.id) })
+    expect(reviewed.code, reviewed.stderr).toBe(2)
+    expect(scenario.server.requests.length).toBeGreaterThan(before)
+    expect(summaryNotes(fake)).toHaveLength(1)
+    expect(threads(fake)).toHaveLength(1)
+  }, 150_000)
 
   test("a Reporter's `/review`, the bot's own note and a note that asks nothing: nothing runs", async () => {
     const { scenario, fake } = await gitlabScenario()

@@ -191,24 +191,12 @@ describe("huge inputs through the GitLab provider", () => {
     ])
   }, 120_000)
 
-  test("limits.descriptionBytes raises the cap: the whole 1 MB description reaches the coordinator over stdin, and nothing is noted", async () => {
-    const text = description(1_048_576).slice(0, -19) + "END-OF-DESCRIPTION\n"
-    const { scenario, fake, env } = await gitlabScenario({
-      description: text,
-      scenario: {
-        replies: { "fake/coordinator": sampledJudge },
-        contextLimit: 2_000_000,
-        config: { limits: { heartbeatSeconds: 30, descriptionBytes: 2_097_152 } },
-      },
-    })
-    const run = await runCli(scenario, env)
-    const files = await expectSound("1 MB description, cap raised to 2 MiB", run, scenario, fake, [])
-    expect(files.prompt).toMatch(/<mr_description>\nThis paragraph[\s\S]*END-OF-DESCRIPTION\n+<\/mr_description>/)
-    expect(files.plan.clipped).toEqual([])
-    expect(run.record!.notes.filter((note) => note.startsWith("description:"))).toEqual([])
-  }, 120_000)
-
-  test("a 12,000-character line: patches stay byte-exact and the review names the line the reviewers saw in part", async () => {
+  // One review for two huge inputs (each opencode process costs seconds of CPU to start): the whole
+  // 1 MB description under a raised cap, and a 12,000-character line. Neither blocks approval. The
+  // login change keeps the full tier (six reviewers, each sent the whole description); its security
+  // reviewer finds nothing here.
+  test("limits.descriptionBytes raises the cap: the whole 1 MB description reaches the coordinator over stdin, and nothing is noted; a 12,000-character line: patches stay byte-exact and the review names the line the reviewers saw in part", async () => {
+    const whole = description(1_048_576).slice(0, -19) + "END-OF-DESCRIPTION\n"
     const long = `export const c = "${"x".repeat(12_000 - 19)}"`
     const source = `export const a = 1\nexport const b = 2\n${long}\nexport const d = 4\n`
     let workDir = ""
@@ -221,16 +209,34 @@ describe("huge inputs through the GitLab provider", () => {
       return findingsReply([])
     }
     const { scenario, fake, env } = await gitlabScenario({
+      description: whole,
       scenario: {
-        files: { "src/big.ts": source },
-        replies: { "fake/coordinator": sampledJudge, "fake/code-quality": reader },
+        files: { "src/auth/login.ts": loginSource, "src/big.ts": source },
+        replies: {
+          "fake/coordinator": sampledJudge,
+          "fake/code-quality": reader,
+          "fake/security": findingsReply([]),
+        },
+        contextLimit: 2_000_000,
+        config: { limits: { heartbeatSeconds: 30, descriptionBytes: 2_097_152 } },
       },
     })
     workDir = join(scenario.outputDir, "work")
     const run = await runCli(scenario, env)
     const note = "src/big.ts line 3: 12,000 characters, reviewers saw the first 1,999"
-    const files = await expectSound("12,000-character line", run, scenario, fake, [note])
+    const files = await expectSound(
+      "1 MB description with the cap raised to 2 MiB, 12,000-character line",
+      run,
+      scenario,
+      fake,
+      [note],
+    )
     expect(run.record!.decision).toBe("approved")
+    expect(run.record!.tier).toBe("full")
+    // The description: whole in the coordinator's prompt, not clipped, no note about it.
+    expect(files.prompt).toMatch(/<mr_description>\nThis paragraph[\s\S]*END-OF-DESCRIPTION\n+<\/mr_description>/)
+    expect(run.record!.notes.filter((note) => note.startsWith("description:"))).toEqual([])
+    // The line: the only thing clipped.
     expect(files.plan.clipped).toEqual([
       { what: "src/big.ts line 3", detail: "12,000 characters, reviewers saw the first 1,999" },
     ])

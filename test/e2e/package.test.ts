@@ -87,6 +87,11 @@ describe("the npm package", () => {
     expect(published.main).toBe("./lib/fullreview-plugin.js")
     expect((await readdir(pkg)).sort()).toEqual(["LICENSE", "README.md", "corpora", "lib", "package.json"])
     expect((await readdir(join(pkg, "corpora"))).sort()).toEqual(["demo", "martian"])
+    // Every file of the demo corpus (eval --demo below reviews two of its cases).
+    const demo = join(root, "packages/eval/corpora/demo")
+    expect((await readdir(join(pkg, "corpora/demo"), { recursive: true })).sort()).toEqual(
+      (await readdir(demo, { recursive: true })).sort(),
+    )
     expect((await readdir(join(pkg, "lib"))).sort()).toEqual([
       "cli.js",
       "comment-server.js",
@@ -115,19 +120,24 @@ describe("the npm package", () => {
     expect(missing.stderr).toContain("hint: ")
   })
 
-  test("reviews a change end to end from the installed package", async () => {
-    const scenario = await createScenario()
-    const outputDir = join(fresh, "out")
-    const run = await bunx([
-      "review",
-      "--repo",
-      scenario.repo.dir,
-      "--config",
-      scenario.configFile,
-      "--output-dir",
-      outputDir,
-    ])
+  // One review for what two reviews proved (each opencode process costs seconds of CPU to start):
+  // the installed package's runtime plugin, comment server and prompts running a whole review, and
+  // its GitHub provider picked from the Actions environment. The local provider from the installed
+  // package runs in the /fullreview test below (`review --working-tree` inside OpenCode).
+  test("reviews a change end to end from the installed package: in a GitHub Actions pull request run it picks GitHub by itself and posts there", async () => {
+    const { scenario, fake, env } = await githubScenario()
+    const outputDir = join(fresh, "out-github")
+    const run = await bunx(
+      ["review", "--repo", scenario.repo.dir, "--config", scenario.configFile, "--output-dir", outputDir],
+      { env },
+    )
     expect(run.code, run.stderr).toBe(2)
+    expect(run.stderr).toContain("GitHub: requested changes")
+    const bot = (comment: { user: { login: string } }) => comment.user.login === "github-actions[bot]"
+    expect(fake.state.issueComments.filter(bot)).toHaveLength(1)
+    expect(fake.state.reviewComments.filter(bot)).toEqual([
+      expect.objectContaining({ path: sqlFinding.file, line: sqlFinding.line }),
+    ])
     const record = JSON.parse(await readFile(join(outputDir, "review.json"), "utf8")) as ReviewRecord
     expect(record.decision).toBe("significant_concerns")
     expect(record.findings).toEqual([
@@ -152,26 +162,14 @@ describe("the npm package", () => {
     )
   }, 120_000)
 
-  test("in a GitHub Actions pull request run it picks GitHub by itself and posts there", async () => {
-    const { scenario, fake, env } = await githubScenario()
-    const outputDir = join(fresh, "out-github")
-    const run = await bunx(
-      ["review", "--repo", scenario.repo.dir, "--config", scenario.configFile, "--output-dir", outputDir],
-      { env },
-    )
-    expect(run.code, run.stderr).toBe(2)
-    expect(run.stderr).toContain("GitHub: requested changes")
-    const bot = (comment: { user: { login: string } }) => comment.user.login === "github-actions[bot]"
-    expect(fake.state.issueComments.filter(bot)).toHaveLength(1)
-    expect(fake.state.reviewComments.filter(bot)).toEqual([
-      expect.objectContaining({ path: sqlFinding.file, line: sqlFinding.line }),
-    ])
-  }, 120_000)
-
+  // Two of the demo's three cases (a review each): one the replay reviewer misses, one it finds. The
+  // whole demo's numbers from the workspace are eval.test.ts's; every demo file is in the package
+  // (the first test).
   test("eval --demo measures the replay reviewer from the installed package, offline and without keys", async () => {
-    const run = await bunx(["eval", "--demo", "--output-dir", join(fresh, "eval")])
+    const run = await bunx(["eval", "--demo", "--limit", "2", "--output-dir", join(fresh, "eval")])
     expect(run.code, run.stderr).toBe(0)
-    expect(run.stdout).toMatch(/\| \*\*overall\*\* \| 66\.7 \| 50\.0 \| 57\.1 \|/)
+    expect(run.stdout).toContain("2 of 2 cases scored")
+    expect(run.stdout).toMatch(/\| \*\*overall\*\* \| 100\.0 \| 50\.0 \| 66\.7 \| 1 \| 0 \| 1 \|/)
   }, 120_000)
 
   test("runs /fullreview with the one documented setup step: the package as an npm plugin spec", async () => {

@@ -143,19 +143,6 @@ describe("startPromptServer against the real opencode serve", () => {
     await expect.poll(() => request!.finishedAt, { timeout: 10_000 }).toBeDefined()
   })
 
-  test("close ends the server and leaves no process of its group behind", async () => {
-    const second = await start()
-    model.rule((request) => request.lastUser === "last", text("done"))
-    expect((await second.prompt({ model: "fake/judge", system: "Judge.", user: "last" })).text).toBe("done")
-    expect(groupMembers(second.pid)).toContain(second.pid)
-
-    await second.close()
-    await second.close()
-
-    expect(groupMembers(second.pid)).toEqual([])
-    await expect(fetch(`${second.url}/global/health`)).rejects.toThrow()
-  })
-
   test("the prompt agent is what answered", async () => {
     const agents = (await (
       await fetch(`${server.url}/agent`, {
@@ -163,6 +150,19 @@ describe("startPromptServer against the real opencode serve", () => {
       })
     ).json()) as { name: string; permission: unknown }[]
     expect(agents.map((agent) => agent.name)).toContain(promptAgentName)
+  })
+
+  // Last, on the file's server: a second `opencode serve` only for this would cost seconds of CPU.
+  test("close ends the server and leaves no process of its group behind", async () => {
+    model.rule((request) => request.lastUser === "last", text("done"))
+    expect((await server.prompt({ model: "fake/judge", system: "Judge.", user: "last" })).text).toBe("done")
+    expect(groupMembers(server.pid)).toContain(server.pid)
+
+    await server.close()
+    await server.close()
+
+    expect(groupMembers(server.pid)).toEqual([])
+    await expect(fetch(`${server.url}/global/health`)).rejects.toThrow()
   })
 })
 

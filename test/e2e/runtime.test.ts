@@ -180,6 +180,7 @@ async function review(scenario: Scenario): Promise<Outcome> {
     },
   )
   const wallMs = performance.now() - started
+  const current = server
   const events = result.stdout
     .split("\n")
     .filter((line) => line.trim() !== "")
@@ -197,7 +198,7 @@ async function review(scenario: Scenario): Promise<Outcome> {
     toolOutput: state.output as string,
     toolMs: state.time.end - state.time.start,
     wallMs,
-    byModel: (model) => server.requests.filter((request) => request.model === model && !request.isTitle),
+    byModel: (model) => current.requests.filter((request) => request.model === model && !request.isTitle),
   }
 }
 
@@ -300,169 +301,169 @@ describe("spawn_reviewers inside the real opencode binary", () => {
     )
   }, 90_000)
 
-  test("aborts a hung reviewer after idleSeconds and keeps the others' findings", async () => {
-    const outcome = await review({
-      reviewers: { security: ["fake/security-ok"], performance: ["fake/hang"], documentation: ["fake/docs-ok"] },
-      limits: { idleSeconds: 2 },
-      replies: {
-        "security-ok": findingsReply([finding("token logged", "security")]),
-        hang: { type: "hang" },
-        "docs-ok": findingsReply([]),
-      },
-    })
-    expect(outcome.code, outcome.stderr).toBe(0)
-    const hung = reviewerOf(outcome, "performance")
-    expect(hung).toMatchObject({ status: "failed", model: "fake/hang", attempts: 1 })
-    expect(hung.error).toBe("fake/hang: no output for 2 s; no model left to fail back to")
-    expect(hung.durationMs).toBeGreaterThanOrEqual(2_000)
-    expect(hung.durationMs).toBeLessThan(5_000)
-    expect(reviewerOf(outcome, "security")).toMatchObject({
-      status: "done",
-      findings: [finding("token logged", "security")],
-    })
-    expect(reviewerOf(outcome, "documentation")).toMatchObject({ status: "done", findings: [] })
-    expect(outcome.byModel("hang")).toHaveLength(1)
-    expect(outcome.toolOutput).toContain('<reviewer_result name="performance" status="failed" model="fake/hang"')
-    expect(outcome.metadata.reviewers.length).toBe(3)
-    console.info(`hung reviewer aborted after ${hung.durationMs} ms (idleSeconds 2); tool ${outcome.toolMs} ms`)
-  }, 90_000)
+  // Each opencode process costs seconds of CPU to start, so reviewers that fail (or are steered) in
+  // different ways share one run: each reviewer's outcome depends only on its own model's replies.
+  describe("in one run: a hung reviewer, two malformed ones, one refused with a 401, and one that gets a focus note", () => {
+    let outcome: Outcome
 
-  test("asks once more after malformed findings, then counts a reviewer that is still malformed as failed", async () => {
-    const outcome = await review({
-      reviewers: { security: ["fake/garbled-twice"], "code-quality": ["fake/garbled-once"] },
-      replies: {
-        "garbled-twice": text('Here you go: <findings><finding severity="warning" file="a.ts"><title>unclosed'),
-        "garbled-once": (request) =>
-          request.lastUser.includes("could not be read")
-            ? text(`<findings/>`)
-            : text("I found nothing, but forgot the block."),
-      },
-    })
-    expect(outcome.code, outcome.stderr).toBe(0)
-    const twice = reviewerOf(outcome, "security")
-    expect(twice.status).toBe("failed")
-    expect(twice.error).toMatch(/^malformed findings: /)
-    expect(twice).toMatchObject({ attempts: 1, followUps: 1 })
-    const requests = outcome.byModel("garbled-twice")
-    expect(requests).toHaveLength(2)
-    expect(requests[1]!.lastUser).toMatch(/^Your <findings> block could not be read: /)
-    expect(reviewerOf(outcome, "code-quality")).toMatchObject({ status: "done", findings: [], followUps: 1 })
-    expect(outcome.byModel("garbled-once")).toHaveLength(2)
-  }, 90_000)
+    beforeAll(async () => {
+      outcome = await review({
+        reviewers: {
+          performance: ["fake/hang"],
+          documentation: ["fake/docs-ok"],
+          compliance: ["fake/garbled-twice"],
+          "code-quality": ["fake/garbled-once"],
+          security: ["fake/unauthorised", "fake/never-used"],
+          release: ["fake/slow-release"],
+        },
+        limits: { idleSeconds: 2 },
+        latencyMs: 200,
+        spawnArgs: { notes: [{ reviewer: "release", focus: "check the token expiry" }] },
+        replies: {
+          hang: { type: "hang" },
+          "docs-ok": findingsReply([finding("token logged", "documentation")]),
+          "garbled-twice": text('Here you go: <findings><finding severity="warning" file="a.ts"><title>unclosed'),
+          "garbled-once": (request) =>
+            request.lastUser.includes("could not be read")
+              ? text(`<findings/>`)
+              : text("I found nothing, but forgot the block."),
+          unauthorised: statusReply(401),
+          "never-used": findingsReply([]),
+          // Keeps reading (up to 40 steps) until the coordinator's note is in its conversation: still at
+          // work when the note comes, however slowly the machine runs.
+          "slow-release": (request) =>
+            !request.lastUser.includes("- check the token expiry") && request.toolResults.length < 40
+              ? toolCall("read", { filePath: join(repo.dir, "src/auth/token.ts") })
+              : findingsReply([finding("expiry not checked", "release")]),
+        },
+      })
+    }, 90_000)
 
-  test("fails a reviewer on a 401 without failing back: exactly one request to that model", async () => {
-    const outcome = await review({
-      reviewers: { security: ["fake/unauthorised", "fake/never-used"], documentation: ["fake/docs-ok"] },
-      replies: {
-        unauthorised: statusReply(401),
-        "never-used": findingsReply([]),
-        "docs-ok": findingsReply([]),
-      },
+    test("every planned reviewer reports a result, and opencode exits 0", () => {
+      expect(outcome.code, outcome.stderr).toBe(0)
+      expect(outcome.metadata.reviewers.map((entry) => entry.name).sort()).toEqual(
+        ["code-quality", "compliance", "documentation", "performance", "release", "security"].sort(),
+      )
     })
-    expect(outcome.code, outcome.stderr).toBe(0)
-    const security = reviewerOf(outcome, "security")
-    expect(security).toMatchObject({
-      status: "failed",
-      model: "fake/unauthorised",
-      modelsTried: ["fake/unauthorised"],
-      attempts: 1,
-    })
-    expect(security.error).toMatch(/^APIError 401: /)
-    expect(outcome.byModel("unauthorised")).toHaveLength(1)
-    expect(outcome.byModel("never-used")).toHaveLength(0)
-    expect(reviewerOf(outcome, "documentation").status).toBe("done")
-  }, 90_000)
 
-  test("fails back to the next model of the chain on 503 and 429, after OpenCode's own retries", async () => {
-    const outcome = await review({
-      reviewers: {
-        security: ["fake/unavailable", "fake/security-backup"],
-        performance: ["fake/rate-limited", "fake/performance-backup"],
-      },
-      replies: {
-        unavailable: statusReply(503, { headers: { "retry-after-ms": "0" } }),
-        "rate-limited": statusReply(429, { headers: { "retry-after-ms": "0" } }),
-        "security-backup": findingsReply([finding("found by the backup", "security")]),
-        "performance-backup": findingsReply([]),
-      },
+    test("aborts a hung reviewer after idleSeconds and keeps the others' findings", () => {
+      const hung = reviewerOf(outcome, "performance")
+      expect(hung).toMatchObject({ status: "failed", model: "fake/hang", attempts: 1 })
+      expect(hung.error).toBe("fake/hang: no output for 2 s; no model left to fail back to")
+      expect(hung.durationMs).toBeGreaterThanOrEqual(2_000)
+      expect(hung.durationMs).toBeLessThan(5_000)
+      expect(reviewerOf(outcome, "documentation")).toMatchObject({
+        status: "done",
+        findings: [finding("token logged", "documentation")],
+      })
+      expect(outcome.byModel("hang")).toHaveLength(1)
+      expect(outcome.toolOutput).toContain('<reviewer_result name="performance" status="failed" model="fake/hang"')
+      console.info(`hung reviewer aborted after ${hung.durationMs} ms (idleSeconds 2); tool ${outcome.toolMs} ms`)
     })
-    expect(outcome.code, outcome.stderr).toBe(0)
-    expect(reviewerOf(outcome, "security")).toMatchObject({
-      status: "done",
-      model: "fake/security-backup",
-      modelsTried: ["fake/unavailable", "fake/security-backup"],
-      attempts: 2,
-      findings: [finding("found by the backup", "security")],
-    })
-    expect(reviewerOf(outcome, "security").sessionIDs).toHaveLength(2)
-    expect(reviewerOf(outcome, "performance")).toMatchObject({
-      status: "done",
-      model: "fake/performance-backup",
-      attempts: 2,
-    })
-    // OpenCode retried each failing model 5 times in its session before giving up: 6 requests, one failure.
-    expect(outcome.byModel("unavailable")).toHaveLength(6)
-    expect(outcome.byModel("rate-limited")).toHaveLength(6)
-    expect(outcome.toolOutput).toContain('attempts="2" models_tried="fake/unavailable fake/security-backup"')
-    console.info(`503/429 failback: tool ${outcome.toolMs} ms`)
-  }, 90_000)
 
-  test("fails back at once when OpenCode's next retry is due after the deadline, and on silence during its backoff", async () => {
-    const outcome = await review({
-      reviewers: {
-        security: ["fake/retry-in-an-hour", "fake/security-backup"],
-        performance: ["fake/down", "fake/performance-backup"],
-      },
-      limits: { idleSeconds: 3 },
-      replies: {
-        // retry-after is honoured uncapped: OpenCode would wait an hour (docs/opencode.md#errors-and-retries).
-        "retry-in-an-hour": statusReply(429, { headers: { "retry-after": "3600" } }),
-        // No retry header: OpenCode backs off 2, 4, 8… s, producing no output meanwhile.
-        down: statusReply(503),
-        "security-backup": findingsReply([]),
-        "performance-backup": findingsReply([]),
-      },
+    test("asks once more after malformed findings, then counts a reviewer that is still malformed as failed", () => {
+      const twice = reviewerOf(outcome, "compliance")
+      expect(twice.status).toBe("failed")
+      expect(twice.error).toMatch(/^malformed findings: /)
+      expect(twice).toMatchObject({ attempts: 1, followUps: 1 })
+      const requests = outcome.byModel("garbled-twice")
+      expect(requests).toHaveLength(2)
+      expect(requests[1]!.lastUser).toMatch(/^Your <findings> block could not be read: /)
+      expect(reviewerOf(outcome, "code-quality")).toMatchObject({ status: "done", findings: [], followUps: 1 })
+      expect(outcome.byModel("garbled-once")).toHaveLength(2)
     })
-    expect(outcome.code, outcome.stderr).toBe(0)
-    const security = reviewerOf(outcome, "security")
-    expect(security).toMatchObject({ status: "done", model: "fake/security-backup", attempts: 2 })
-    // The backup was asked right after the 429, not an hour later.
-    const [refused] = outcome.byModel("retry-in-an-hour")
-    const [backup] = outcome.byModel("security-backup")
-    expect(backup!.at - refused!.at).toBeLessThan(10_000)
-    expect(outcome.byModel("retry-in-an-hour")).toHaveLength(1)
-    const performance = reviewerOf(outcome, "performance")
-    expect(performance).toMatchObject({ status: "done", model: "fake/performance-backup", attempts: 2 })
-    expect(performance.durationMs).toBeGreaterThanOrEqual(3_000)
-    expect(outcome.byModel("down").length).toBeGreaterThanOrEqual(1)
-    expect(outcome.byModel("down").length).toBeLessThan(6)
-  }, 90_000)
 
-  test("a focus note from the coordinator reaches a reviewer that is still working, in the same session", async () => {
-    const outcome = await review({
-      reviewers: { security: ["fake/slow-security"], performance: ["fake/quick-performance"] },
-      latencyMs: 200,
-      spawnArgs: { notes: [{ reviewer: "security", focus: "check the token expiry" }] },
-      replies: {
-        // Keeps reading (up to 40 steps) until the coordinator's note is in its conversation: still at
-        // work when the note comes, however slowly the machine runs.
-        "slow-security": (request) =>
-          !request.lastUser.includes("- check the token expiry") && request.toolResults.length < 40
-            ? toolCall("read", { filePath: join(repo.dir, "src/auth/token.ts") })
-            : findingsReply([finding("expiry not checked", "security")]),
-        "quick-performance": findingsReply([]),
-      },
+    test("fails a reviewer on a 401 without failing back: exactly one request to that model", () => {
+      const security = reviewerOf(outcome, "security")
+      expect(security).toMatchObject({
+        status: "failed",
+        model: "fake/unauthorised",
+        modelsTried: ["fake/unauthorised"],
+        attempts: 1,
+      })
+      expect(security.error).toMatch(/^APIError 401: /)
+      expect(outcome.byModel("unauthorised")).toHaveLength(1)
+      expect(outcome.byModel("never-used")).toHaveLength(0)
     })
-    expect(outcome.code, outcome.stderr).toBe(0)
-    expect(reviewerOf(outcome, "security")).toMatchObject({ status: "done", attempts: 1, followUps: 0 })
-    expect(reviewerOf(outcome, "security").sessionIDs).toHaveLength(1)
-    const requests = outcome.byModel("slow-security")
-    const noted = requests.filter((request) => request.lastUser.includes("- check the token expiry"))
-    expect(noted.length, requests.map((request) => request.lastUser.slice(0, 80)).join(" | ")).toBeGreaterThan(0)
-    expect(noted[0]!.lastUser).toMatch(/^Focus notes from the coordinator/)
-    expect(outcome.toolOutput).toContain("<title>expiry not checked</title>")
-    expect(outcome.toolOutput).not.toContain("had finished before your focus notes arrived")
-  }, 90_000)
+
+    test("a focus note from the coordinator reaches a reviewer that is still working, in the same session", () => {
+      expect(reviewerOf(outcome, "release")).toMatchObject({ status: "done", attempts: 1, followUps: 0 })
+      expect(reviewerOf(outcome, "release").sessionIDs).toHaveLength(1)
+      const requests = outcome.byModel("slow-release")
+      const noted = requests.filter((request) => request.lastUser.includes("- check the token expiry"))
+      expect(noted.length, requests.map((request) => request.lastUser.slice(0, 80)).join(" | ")).toBeGreaterThan(0)
+      expect(noted[0]!.lastUser).toMatch(/^Focus notes from the coordinator/)
+      expect(outcome.toolOutput).toContain("<title>expiry not checked</title>")
+      expect(outcome.toolOutput).not.toContain("had finished before your focus notes arrived")
+    })
+  })
+
+  // Four model chains that fail back, each for its own reason, in one run.
+  describe("in one run: failing back on 503 and 429, on a retry due after the deadline, and on silence during a backoff", () => {
+    let outcome: Outcome
+
+    beforeAll(async () => {
+      outcome = await review({
+        reviewers: {
+          security: ["fake/unavailable", "fake/security-backup"],
+          performance: ["fake/rate-limited", "fake/performance-backup"],
+          "code-quality": ["fake/retry-in-an-hour", "fake/quality-backup"],
+          documentation: ["fake/down", "fake/docs-backup"],
+        },
+        limits: { idleSeconds: 3 },
+        replies: {
+          unavailable: statusReply(503, { headers: { "retry-after-ms": "0" } }),
+          "rate-limited": statusReply(429, { headers: { "retry-after-ms": "0" } }),
+          "security-backup": findingsReply([finding("found by the backup", "security")]),
+          "performance-backup": findingsReply([]),
+          // retry-after is honoured uncapped: OpenCode would wait an hour (docs/opencode.md#errors-and-retries).
+          "retry-in-an-hour": statusReply(429, { headers: { "retry-after": "3600" } }),
+          // No retry header: OpenCode backs off 2, 4, 8… s, producing no output meanwhile.
+          down: statusReply(503),
+          "quality-backup": findingsReply([]),
+          "docs-backup": findingsReply([]),
+        },
+      })
+    }, 90_000)
+
+    test("fails back to the next model of the chain on 503 and 429, after OpenCode's own retries", () => {
+      expect(outcome.code, outcome.stderr).toBe(0)
+      expect(reviewerOf(outcome, "security")).toMatchObject({
+        status: "done",
+        model: "fake/security-backup",
+        modelsTried: ["fake/unavailable", "fake/security-backup"],
+        attempts: 2,
+        findings: [finding("found by the backup", "security")],
+      })
+      expect(reviewerOf(outcome, "security").sessionIDs).toHaveLength(2)
+      expect(reviewerOf(outcome, "performance")).toMatchObject({
+        status: "done",
+        model: "fake/performance-backup",
+        attempts: 2,
+      })
+      // OpenCode retried each failing model 5 times in its session before giving up: 6 requests, one failure.
+      expect(outcome.byModel("unavailable")).toHaveLength(6)
+      expect(outcome.byModel("rate-limited")).toHaveLength(6)
+      expect(outcome.toolOutput).toContain('attempts="2" models_tried="fake/unavailable fake/security-backup"')
+      console.info(`503/429 failback: tool ${outcome.toolMs} ms`)
+    })
+
+    test("fails back at once when OpenCode's next retry is due after the deadline, and on silence during its backoff", () => {
+      expect(outcome.code, outcome.stderr).toBe(0)
+      const quality = reviewerOf(outcome, "code-quality")
+      expect(quality).toMatchObject({ status: "done", model: "fake/quality-backup", attempts: 2 })
+      // The backup was asked right after the 429, not an hour later.
+      const [refused] = outcome.byModel("retry-in-an-hour")
+      const [backup] = outcome.byModel("quality-backup")
+      expect(backup!.at - refused!.at).toBeLessThan(10_000)
+      expect(outcome.byModel("retry-in-an-hour")).toHaveLength(1)
+      const documentation = reviewerOf(outcome, "documentation")
+      expect(documentation).toMatchObject({ status: "done", model: "fake/docs-backup", attempts: 2 })
+      expect(documentation.durationMs).toBeGreaterThanOrEqual(3_000)
+      expect(outcome.byModel("down").length).toBeGreaterThanOrEqual(1)
+      expect(outcome.byModel("down").length).toBeLessThan(6)
+    })
+  })
 
   test("registers the tool and explains itself when OPENCODE_REVIEWER_WORK_DIR is missing", async () => {
     const outcome = await review({

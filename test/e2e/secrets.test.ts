@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs"
 import { readFile, writeFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
 import { findingsReply, type GitlabFake, type RecordedRequest, statusReply, toolCall } from "@opencode-reviewer/testkit"
-import { afterEach, describe, expect, test } from "vitest"
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest"
 import {
   botNotes,
   type CliRun,
@@ -21,8 +21,6 @@ import {
 // environment, no model request, no file in the output or work dir, and no log line, at any log
 // level." End to end: the real opencode binary, the scripted model, the GitLab fake, and the CLI as
 // a real child process (pino writes to fd 2 itself, so only a child's stderr holds every log line).
-
-afterEach(cleanUp)
 
 /** The credentials a GitLab CI job typically has in its environment, each a unique random value. */
 function ciSecrets(fake: GitlabFake): Record<string, string> {
@@ -184,118 +182,143 @@ function expectNoLeaks(places: [string, string | Buffer][], secrets: [string, st
 }
 
 describe("CI credentials", () => {
-  test("reach no opencode process, model request, output file, log line or GitLab note; the provider key reaches opencode", async () => {
-    const { scenario, fake, secrets, apiKey, runEnv, recorder } = await secretScenario()
-    scenario.setReply("fake/coordinator", sampling(recorder, judge))
-    for (const name of specialists)
+  // One review (each opencode process costs seconds of CPU to start) for three tests: the security
+  // reviewer reads .git/config (refused), then a build log holding the clone URL (redacted), then
+  // reports; every model reply snapshots the process tree first.
+  describe("a review whose security reviewer reads .git/config and a build log holding the clone URL", () => {
+    let shared: {
+      scenario: Scenario
+      fake: GitlabFake
+      secrets: Record<string, string>
+      apiKey: string
+      run: CliRun
+      recorder: ReturnType<typeof processRecorder>
+      places: [string, string | Buffer][]
+    }
+
+    beforeAll(async () => {
+      const { scenario, fake, secrets, apiKey, runEnv, recorder } = await secretScenario()
+      const gitConfig = join(scenario.repo.dir, ".git", "config")
+      // A build step that logged the clone URL into the workspace (untracked, so not in the diff).
+      const log = join(scenario.repo.dir, "build.log")
+      await writeFile(log, `cloning ${secrets.CI_REPOSITORY_URL}\ndone\n`)
+      scenario.setReply("fake/coordinator", sampling(recorder, judge))
+      for (const name of specialists)
+        scenario.setReply(
+          `fake/${name}`,
+          sampling(recorder, () => findingsReply(name === "security" ? [sqlFinding] : [])),
+        )
       scenario.setReply(
-        `fake/${name}`,
-        sampling(recorder, () => findingsReply(name === "security" ? [sqlFinding] : [])),
+        "fake/security",
+        sampling(recorder, (request) =>
+          request.toolResults.length === 0
+            ? toolCall("read", { filePath: gitConfig })
+            : request.toolResults.length === 1
+              ? toolCall("read", { filePath: log })
+              : findingsReply([sqlFinding]),
+        ),
       )
-    const run = await runCli(scenario, runEnv, { args: ["--verbose"] })
-    expect(run.code, run.stderr).toBe(2)
-    expect(botNotes(fake).length).toBeGreaterThan(0)
-    // Nothing logs at trace today; debug lines (level 20) prove the verbose logger reached stderr.
-    expect(run.stderr).toMatch(/"level":20\b.*"msg":"environment variables withheld from the opencode child"/)
+      const run = await runCli(scenario, runEnv, { args: ["--verbose"] })
+      // The planted file itself holds the token, of course; everything else must not.
+      const places = (await outputs(scenario, run, fake)).filter(([where]) => !where.endsWith("build.log"))
+      shared = { scenario, fake, secrets, apiKey, run, recorder, places }
+    }, 120_000)
 
-    // Processes: opencode and the comment server it spawned were seen, with clean environments.
-    const { opencode, commentServer, below } = classify(recorder, run)
-    expect(opencode.length, JSON.stringify(below.map((seen) => seen.command))).toBeGreaterThan(0)
-    expect(commentServer.length, JSON.stringify(below.map((seen) => seen.command))).toBeGreaterThan(0)
-    for (const seen of opencode) expect(environOf(seen).FAKE_API_KEY).toBe(apiKey)
-    for (const seen of commentServer)
-      expect(environOf(seen).OPENCODE_REVIEWER_WORK_DIR).toBe(join(scenario.outputDir, "work"))
-    const secretList = needles(secrets)
-    expectNoLeaks(processPlaces(below), secretList)
+    afterAll(cleanUp)
 
-    // The provider key went where it is needed: the Authorization header of every model request.
-    const modelRequests = scenario.server.requests.filter((request) => !request.isTitle)
-    // The coordinator and the six reviewers a full-tier change plans (release is not planned here).
-    expect(new Set(modelRequests.map((request) => request.model)).size).toBeGreaterThanOrEqual(7)
-    expect(modelRequests.every((request) => request.headers.authorization === `Bearer ${apiKey}`)).toBe(true)
+    test("reach no opencode process, model request, output file, log line or GitLab note; the provider key reaches opencode", () => {
+      const { scenario, fake, secrets, apiKey, run, recorder, places } = shared
+      expect(run.code, run.stderr).toBe(2)
+      expect(botNotes(fake).length).toBeGreaterThan(0)
+      // Nothing logs at trace today; debug lines (level 20) prove the verbose logger reached stderr.
+      expect(run.stderr).toMatch(/"level":20\b.*"msg":"environment variables withheld from the opencode child"/)
 
-    const places = await outputs(scenario, run, fake)
-    expectNoLeaks(places, secretList)
-    // The provider key itself is in no file, log line or note either (only in opencode's env and the header).
-    expectNoLeaks(
-      places.filter(([where]) => !where.startsWith("model request")),
-      [["FAKE_API_KEY", apiKey]],
-    )
+      // Processes: opencode and the comment server it spawned were seen, with clean environments.
+      const { opencode, commentServer, below } = classify(recorder, run)
+      expect(opencode.length, JSON.stringify(below.map((seen) => seen.command))).toBeGreaterThan(0)
+      expect(commentServer.length, JSON.stringify(below.map((seen) => seen.command))).toBeGreaterThan(0)
+      for (const seen of opencode) expect(environOf(seen).FAKE_API_KEY).toBe(apiKey)
+      for (const seen of commentServer)
+        expect(environOf(seen).OPENCODE_REVIEWER_WORK_DIR).toBe(join(scenario.outputDir, "work"))
+      const secretList = needles(secrets)
+      expectNoLeaks(processPlaces(below), secretList)
+
+      // The provider key went where it is needed: the Authorization header of every model request.
+      const modelRequests = scenario.server.requests.filter((request) => !request.isTitle)
+      // The coordinator and the six reviewers a full-tier change plans (release is not planned here).
+      expect(new Set(modelRequests.map((request) => request.model)).size).toBeGreaterThanOrEqual(7)
+      expect(modelRequests.every((request) => request.headers.authorization === `Bearer ${apiKey}`)).toBe(true)
+
+      expectNoLeaks(places, secretList)
+      // The provider key itself is in no file, log line or note either (only in opencode's env and the header).
+      expectNoLeaks(
+        places.filter(([where]) => !where.startsWith("model request")),
+        [["FAKE_API_KEY", apiKey]],
+      )
+    })
+
+    // A GitLab checkout may keep CI_REPOSITORY_URL, CI_JOB_TOKEN included, as origin in .git/config
+    // (runners with FF_GIT_URLS_WITHOUT_TOKENS off, the default before 18.0, or a `git remote set-url
+    // origin "$CI_REPOSITORY_URL"` in a script), and build steps may write it into the workspace.
+    // Reviewers may read any file of the repository, so a prompt-injected one would send the token to
+    // the model and OpenCode would store it in opencode.db: reads under .git are denied, and every tool
+    // result has credentials removed before the model or the database sees it (the runtime plugin).
+    test("a reviewer asking to read .git/config is refused, and nothing of the token reaches the model or a file", () => {
+      const { scenario, run, secrets, places } = shared
+      expect(run.code, run.stderr).toBe(2)
+      const answered = scenario.server.requests.find(
+        (request) => request.model === "security" && request.toolResults.length === 1,
+      )
+      expect(answered?.toolResults[0]?.content).toBeDefined()
+      expect(answered!.toolResults[0]!.content).not.toContain('[remote "origin"]')
+      expectNoLeaks(places, needles(secrets))
+    })
+
+    test("a credential in a file a reviewer reads is redacted from the tool result, its database and the model request", () => {
+      const { scenario, run, secrets, places } = shared
+      expect(run.code, run.stderr).toBe(2)
+      // The read ran and its result reached the model, with the credential replaced.
+      const answered = scenario.server.requests.find(
+        (request) => request.model === "security" && request.toolResults.length === 2,
+      )
+      expect(answered?.toolResults[1]?.content).toContain("cloning http://[redacted]@")
+      expectNoLeaks(places, needles(secrets))
+    })
   })
 
-  test("a review where every model answers 401 prints and writes no credential either", async () => {
-    const { scenario, fake, secrets, apiKey, runEnv, recorder } = await secretScenario()
-    const refused = sampling(recorder, () =>
-      statusReply(401, {
-        message: "Incorrect API key provided (scripted)",
-        type: "invalid_request_error",
-        code: "invalid_api_key",
-        headers: { "retry-after-ms": "0" },
-      }),
-    )
-    for (const model of ["fake/coordinator", ...specialists.map((name) => `fake/${name}`)])
-      scenario.setReply(model, refused)
-    const run = await runCli(scenario, runEnv, { args: ["--verbose"] })
-    expect(run.code, run.stderr).toBe(1)
-    // The error path's own words (its exact text is not this test's business): an error line naming the 401.
-    expect(run.stderr).toMatch(/^error: .*/m)
-    expect(run.stderr).toContain("APIError 401")
-    expect(run.stderr).toMatch(/"level":20\b/)
-    const { opencode, commentServer, below } = classify(recorder, run)
-    expect(opencode.length).toBeGreaterThan(0)
-    expect(commentServer.length).toBeGreaterThan(0)
-    const secretList = needles(secrets)
-    expectNoLeaks(processPlaces(below), secretList)
-    const places = await outputs(scenario, run, fake)
-    expectNoLeaks(places, secretList)
-    expectNoLeaks(
-      places.filter(([where]) => !where.startsWith("model request")),
-      [["FAKE_API_KEY", apiKey]],
-    )
-  })
+  describe("a review that fails", () => {
+    afterEach(cleanUp)
 
-  // A GitLab checkout may keep CI_REPOSITORY_URL, CI_JOB_TOKEN included, as origin in .git/config
-  // (runners with FF_GIT_URLS_WITHOUT_TOKENS off, the default before 18.0, or a `git remote set-url
-  // origin "$CI_REPOSITORY_URL"` in a script), and build steps may write it into the workspace.
-  // Reviewers may read any file of the repository, so a prompt-injected one would send the token to
-  // the model and OpenCode would store it in opencode.db: reads under .git are denied, and every tool
-  // result has credentials removed before the model or the database sees it (the runtime plugin).
-  test("a reviewer asking to read .git/config is refused, and nothing of the token reaches the model or a file", async () => {
-    const { scenario, fake, secrets, runEnv } = await secretScenario()
-    const gitConfig = join(scenario.repo.dir, ".git", "config")
-    scenario.setReply("fake/security", (request) =>
-      request.toolResults.length === 0 ? toolCall("read", { filePath: gitConfig }) : findingsReply([sqlFinding]),
-    )
-    const run = await runCli(scenario, runEnv)
-    expect(run.code, run.stderr).toBe(2)
-    const answered = scenario.server.requests.find(
-      (request) => request.model === "security" && request.toolResults.length > 0,
-    )
-    expect(answered?.toolResults[0]?.content).toBeDefined()
-    expect(answered!.toolResults[0]!.content).not.toContain('[remote "origin"]')
-    expectNoLeaks(await outputs(scenario, run, fake), needles(secrets))
-  })
-
-  test("a credential in a file a reviewer reads is redacted from the tool result, its database and the model request", async () => {
-    const { scenario, fake, secrets, runEnv } = await secretScenario()
-    // A build step that logged the clone URL into the workspace (untracked, so not in the diff).
-    const log = join(scenario.repo.dir, "build.log")
-    await writeFile(log, `cloning ${secrets.CI_REPOSITORY_URL}\ndone\n`)
-    scenario.setReply("fake/security", (request) =>
-      request.toolResults.length === 0 ? toolCall("read", { filePath: log }) : findingsReply([sqlFinding]),
-    )
-    const run = await runCli(scenario, runEnv)
-    expect(run.code, run.stderr).toBe(2)
-    // The read ran and its result reached the model, with the credential replaced.
-    const answered = scenario.server.requests.find(
-      (request) => request.model === "security" && request.toolResults.length > 0,
-    )
-    expect(answered?.toolResults[0]?.content).toContain("cloning http://[redacted]@")
-    // The planted file itself holds the token, of course; everything else must not.
-    expectNoLeaks(
-      (await outputs(scenario, run, fake)).filter(([where]) => !where.endsWith("build.log")),
-      needles(secrets),
-    )
+    test("a review where every model answers 401 prints and writes no credential either", async () => {
+      const { scenario, fake, secrets, apiKey, runEnv, recorder } = await secretScenario()
+      const refused = sampling(recorder, () =>
+        statusReply(401, {
+          message: "Incorrect API key provided (scripted)",
+          type: "invalid_request_error",
+          code: "invalid_api_key",
+          headers: { "retry-after-ms": "0" },
+        }),
+      )
+      for (const model of ["fake/coordinator", ...specialists.map((name) => `fake/${name}`)])
+        scenario.setReply(model, refused)
+      const run = await runCli(scenario, runEnv, { args: ["--verbose"] })
+      expect(run.code, run.stderr).toBe(1)
+      // The error path's own words (its exact text is not this test's business): an error line naming the 401.
+      expect(run.stderr).toMatch(/^error: .*/m)
+      expect(run.stderr).toContain("APIError 401")
+      expect(run.stderr).toMatch(/"level":20\b/)
+      const { opencode, commentServer, below } = classify(recorder, run)
+      expect(opencode.length).toBeGreaterThan(0)
+      expect(commentServer.length).toBeGreaterThan(0)
+      const secretList = needles(secrets)
+      expectNoLeaks(processPlaces(below), secretList)
+      const places = await outputs(scenario, run, fake)
+      expectNoLeaks(places, secretList)
+      expectNoLeaks(
+        places.filter(([where]) => !where.startsWith("model request")),
+        [["FAKE_API_KEY", apiKey]],
+      )
+    })
   })
 })
 
